@@ -1,0 +1,103 @@
+# The 'method' vector's order is the COR_* enum's in src/gpucor.h, and
+# .gpucor_uses' is the USE_* enum's.
+.gpucor_uses <- c("everything", "all.obs", "complete.obs", "na.or.complete",
+                  "pairwise.complete.obs")
+
+#' Correlation matrices, exactly as stats::cor computes them
+#'
+#' `gpu_cor()` computes Pearson, Spearman or Kendall (tau-b) correlations
+#' between the columns of `x` (and `y`), with the contract of
+#' [stats::cor()]: the same values (to about 1e-10 in double precision), the
+#' same dimnames, the same `NA`/`NaN` results, warnings and errors, for every
+#' `use` mode.
+#'
+#' Pearson and Spearman are computed from centred (two-pass) and scaled
+#' columns, so large offsets such as `1e8 + x` keep their digits; Spearman
+#' ranks each column first, with mid-ranks for ties.  Kendall's tau-b uses
+#' Knight's O(n log n) algorithm per pair.  Under `use =
+#' "pairwise.complete.obs"` every pair of columns uses the rows both observe;
+#' for Spearman and Kendall the pair is re-ranked on those rows, as stats
+#' does.
+#'
+#' @param x a numeric vector, matrix or data frame (integer and logical
+#'   values are coerced to double).
+#' @param y `NULL` (the default) or a vector, matrix or data frame with the
+#'   same number of rows as `x`.
+#' @param method `"pearson"` (default), `"spearman"` or `"kendall"`; may be
+#'   abbreviated.
+#' @param use how missing values are handled, as in [stats::cor()]:
+#'   `"everything"` (default), `"all.obs"`, `"complete.obs"`,
+#'   `"na.or.complete"` or `"pairwise.complete.obs"`; may be abbreviated.
+#' @param backend `"auto"`, `"cpu"` or `"gpu"`; see [gpucor-options].
+#' @param precision `"double"` or `"single"`, for the GPU engine; the CPU
+#'   engine always computes in double precision.
+#' @return As [stats::cor()]: a matrix of correlations, or a single number
+#'   when `x` and `y` are both vectors.
+#' @seealso [gpu_dist()], [stats::cor()]
+#' @examples
+#' x <- matrix(rnorm(200), 20, 10)
+#' all.equal(gpu_cor(x), cor(x))
+#' gpu_cor(x[, 1], x[, 2], method = "kendall")
+#' x[3, 2] <- NA
+#' gpu_cor(x, method = "spearman", use = "pairwise.complete.obs")[1:3, 1:3]
+#' @export
+gpu_cor <- function(x, y = NULL, method = c("pearson", "spearman", "kendall"),
+                    use = c("everything", "all.obs", "complete.obs",
+                            "na.or.complete", "pairwise.complete.obs"),
+                    backend = getOption("gpucor.backend", "auto"),
+                    precision = c("double", "single")) {
+  if (identical(use, .gpucor_uses[c(1, 2, 3, 4, 5)])) use <- "everything"
+  # stats' pmatch over its own order, then our enum's order
+  stats_uses <- c("all.obs", "complete.obs", "pairwise.complete.obs",
+                  "everything", "na.or.complete")
+  na.method <- pmatch(use, stats_uses)
+  if (length(na.method) != 1L || is.na(na.method))
+    stop("invalid 'use' argument")
+  use <- match(stats_uses[na.method], .gpucor_uses)
+  method <- match.arg(method)
+  precision <- match.arg(precision)
+  if (is.data.frame(y)) y <- as.matrix(y)
+  if (is.data.frame(x)) x <- as.matrix(x)
+  if (!is.matrix(x) && is.null(y))
+    stop("supply both 'x' and 'y' or a matrix-like 'x'")
+  .check_cor_input(x, "x")
+  if (!is.null(y)) .check_cor_input(y, "y")
+  matrix_result <- is.matrix(x) || is.matrix(y)
+
+  x <- .as_double_matrix(x)
+  if (!is.null(y)) {
+    y <- .as_double_matrix(y)
+    if (nrow(y) != nrow(x)) stop("incompatible dimensions")
+  }
+  use_name <- .gpucor_uses[use]
+  if (length(x) == 0L || (!is.null(y) && length(y) == 0L)) {
+    if (use_name == "complete.obs") stop("no complete element pairs")
+    if (use_name %in% c("all.obs", "pairwise.complete.obs")) stop("'x' is empty")
+  }
+  if (use_name == "all.obs" && (anyNA(x) || (!is.null(y) && anyNA(y))))
+    stop("missing observations in cov/cor")
+  rows <- NULL
+  if (use_name %in% c("complete.obs", "na.or.complete")) {
+    ok <- if (is.null(y)) stats::complete.cases(x) else stats::complete.cases(x, y)
+    if (!all(ok)) {
+      if (use_name == "complete.obs" && !any(ok))
+        stop("no complete element pairs")
+      rows <- which(ok) - 1L
+    }
+  }
+  .resolve_backend(backend)
+
+  r <- .Call(C_gpucor_cor, x, y, match(method, c("pearson", "spearman", "kendall")),
+             use, rows, .threads())
+  sd0 <- isTRUE(attr(r, "sd0"))
+  attr(r, "sd0") <- NULL
+  cx <- colnames(x)
+  cy <- if (is.null(y)) cx else colnames(y)
+  if (matrix_result) {
+    if (!is.null(cx) || !is.null(cy)) dimnames(r) <- list(cx, cy)
+  } else {
+    r <- as.vector(r)
+  }
+  if (sd0) warning("the standard deviation is zero")
+  r
+}

@@ -1,0 +1,102 @@
+# The 'method' vector's order is the DIST_* enum's in src/gpucor.h; the
+# first six are stats::dist()'s, in its order.
+.gpucor_dist_methods <- c("euclidean", "maximum", "manhattan", "canberra",
+                          "binary", "minkowski", "correlation",
+                          "abscorrelation", "spearman", "kendall", "cosine")
+
+#' Distance matrices between rows, as stats::dist computes them
+#'
+#' `gpu_dist()` returns the distances between the rows of `x` as a `"dist"`
+#' object with every attribute [stats::dist()] sets, so [stats::hclust()],
+#' `as.matrix()`, [stats::cutree()] and `fastcluster::hclust()` accept it.
+#'
+#' The six metrics of [stats::dist()] give its values (to about 1e-12
+#' relative) with its rule for missing values: a coordinate where either row
+#' is `NA` (or where the difference is `NaN`, as for `Inf - Inf`) is skipped,
+#' the sum over the remaining coordinates is scaled up by
+#' `ncol(x) / (coordinates used)`, and the distance is `NA` when none is
+#' left.  Canberra drops terms where both values are zero (and rescales) and
+#' counts `Inf` against `Inf` of the same sign as 1, as stats does; binary
+#' treats non-finite values as `NA` with a warning.  Differences are taken
+#' coordinate by coordinate, so near-duplicate rows with large offsets keep
+#' every digit.
+#'
+#' The correlation distances use the rows as variables:
+#' \describe{
+#'   \item{`correlation`}{\eqn{1 - r}, with \eqn{r} Pearson's correlation of
+#'     the two rows;}
+#'   \item{`abscorrelation`}{\eqn{1 - |r|};}
+#'   \item{`spearman`}{\eqn{1 - \rho}, Spearman's correlation (Pearson's on
+#'     mid-ranks of each row);}
+#'   \item{`kendall`}{\eqn{1 - \tau_b}, Kendall's tau-b;}
+#'   \item{`cosine`}{\eqn{1 - \sum x_k y_k / \sqrt{\sum x_k^2 \sum y_k^2}}
+#'     (not centred).}
+#' }
+#' When `x` has missing values each pair uses the columns both rows observe
+#' (re-ranked, for Spearman and Kendall), exactly as
+#' `1 - gpu_cor(t(x), use = "pairwise.complete.obs")` would.  A pair
+#' involving a constant row (zero-norm row, for cosine) is `NA`, with the
+#' warning "the standard deviation is zero".
+#'
+#' @param x a numeric matrix or data frame (or a vector, taken as one
+#'   column); integer and logical values are coerced to double.
+#' @param method the distance, one of `"euclidean"` (default), `"maximum"`,
+#'   `"manhattan"`, `"canberra"`, `"binary"`, `"minkowski"`,
+#'   `"correlation"`, `"abscorrelation"`, `"spearman"`, `"kendall"`,
+#'   `"cosine"`; may be abbreviated.
+#' @param p the power of the Minkowski distance (a positive number).
+#' @param diag,upper whether `print()` shows the diagonal and upper
+#'   triangle; stored as attributes, as in [stats::dist()].
+#' @inheritParams gpu_cor
+#' @return An object of class `"dist"`: the lower triangle of the distance
+#'   matrix by columns, with attributes `Size`, `Labels` (the row names, if
+#'   any), `Diag`, `Upper`, `method`, `p` (Minkowski only) and `call`.
+#' @seealso [stats::dist()], [gpu_cor()], [stats::hclust()]
+#' @examples
+#' x <- matrix(rnorm(100), 10, 10)
+#' all.equal(c(gpu_dist(x)), c(dist(x)))
+#' hc <- hclust(gpu_dist(x, method = "correlation"), method = "average")
+#' cutree(hc, k = 3)
+#' @export
+gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
+                                   "canberra", "binary", "minkowski",
+                                   "correlation", "abscorrelation", "spearman",
+                                   "kendall", "cosine"),
+                     p = 2, diag = FALSE, upper = FALSE,
+                     backend = getOption("gpucor.backend", "auto"),
+                     precision = c("double", "single")) {
+  if (identical(method, .gpucor_dist_methods)) method <- "euclidean"
+  if (!is.character(method) || length(method) != 1L || is.na(method))
+    stop("invalid distance method")
+  if (!is.na(pmatch(method, "euclidian"))) method <- "euclidean"
+  m <- pmatch(method, .gpucor_dist_methods)
+  if (is.na(m)) {
+    if (sum(startsWith(.gpucor_dist_methods, method)) > 1L)
+      stop("ambiguous distance method")
+    stop("invalid distance method")
+  }
+  precision <- match.arg(precision)
+  if (m == 6L && (!is.numeric(p) || length(p) != 1L || !is.finite(p) || p <= 0))
+    stop("distance(): invalid p")
+  if (is.data.frame(x)) x <- as.matrix(x)
+  if (!(is.numeric(x) || is.logical(x)) || !is.atomic(x))
+    stop("'x' must be numeric")
+  x <- .as_double_matrix(x)
+  .resolve_backend(backend)
+
+  d <- .Call(C_gpucor_dist, x, m, as.double(p), .threads())
+  sd0 <- isTRUE(attr(d, "sd0"))
+  nonfinite <- isTRUE(attr(d, "nonfinite"))
+  attributes(d) <- NULL
+  attr(d, "Size") <- nrow(x)
+  attr(d, "Labels") <- dimnames(x)[[1L]]
+  attr(d, "Diag") <- diag
+  attr(d, "Upper") <- upper
+  attr(d, "method") <- .gpucor_dist_methods[m]
+  if (m == 6L) attr(d, "p") <- p
+  attr(d, "call") <- match.call()
+  class(d) <- "dist"
+  if (nonfinite) warning("treating non-finite values as NA")
+  if (sd0) warning("the standard deviation is zero")
+  d
+}

@@ -1,0 +1,286 @@
+/*
+ * correlate.c -- correlation matrices (gpu_cor) and correlation distances
+ * (gpu_dist "correlation", "spearman", ...) on the CPU.
+ *
+ * Every column is prepared once (standardized for the product methods, dense
+ * ranks for Kendall) and the tile driver then fills p x q tiles: dot products
+ * of standardized columns, or Kendall's tau per pair.  Under
+ * use = "pairwise.complete.obs" the pairs that involve a column with NA are
+ * recomputed exactly over their shared rows; pairs of complete columns keep
+ * the fast path, where pairwise and complete are the same thing.
+ * emit() writes each tile straight into its final place: both triangles of
+ * the p x q matrix, or the packed lower triangle of a 'dist' (no p x p
+ * intermediate).
+ */
+#include <math.h>
+#include <stdlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include "cpu.h"
+
+#define TILE_DOT     128   /* 128 x 128 doubles = 128 KiB of tile, in L2 */
+#define TILE_KENDALL 32    /* per-pair work is O(n log n): small tiles balance */
+
+typedef struct {
+    cor_problem *pb;
+    const double *zx, *zy;       /* standardized columns, stride ld */
+    size_t ld;
+    const int *dx, *dy;          /* Kendall dense ranks, stride nobs */
+    const unsigned char *fx, *fy;
+    const double *rawx, *rawy;   /* original columns for exact pairs */
+    int symmetric, pairwise;
+    int sd0;                     /* set by any thread (only ever to 1) */
+} cor_ctx;
+
+static void note_sd0(cor_ctx *c)
+{
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+    c->sd0 = 1;
+}
+
+/* The exact path for one pair with NA under pairwise.complete.obs. */
+static double exact_pair(cor_ctx *c, size_t i, size_t j, void *scratch)
+{
+    cor_problem *pb = c->pb;
+    const double *x = c->rawx + i * pb->ldx, *y = c->rawy + j * (pb->y ? pb->ldy : pb->ldx);
+    int sd0 = 0;
+    double r;
+    if (pb->cosine)
+        r = cpu_cosine_pair(x, y, pb->n, &sd0);
+    else if (pb->method == COR_PEARSON)
+        r = cpu_pearson_pair(x, y, pb->n, &sd0);
+    else if (pb->method == COR_SPEARMAN)
+        r = cpu_spearman_pair(x, y, pb->n, scratch,
+                              (size_t *) ((double *) scratch + 4 * pb->n), &sd0);
+    else
+        r = cpu_kendall_dense(c->dx + i * pb->n, c->dy + j * pb->n, pb->n,
+                              scratch, &sd0);
+    if (sd0) note_sd0(c);
+    return r;
+}
+
+static void fill(void *ctx, size_t i0, size_t ni, size_t j0, size_t nj,
+                 double *tile, void *scratch)
+{
+    cor_ctx *c = ctx;
+    cor_problem *pb = c->pb;
+    int kendall = pb->method == COR_KENDALL && !pb->cosine;
+    if (!kendall)
+        cpu_dot_tile(c->zx + i0 * c->ld, c->zy + j0 * c->ld, c->ld, pb->nobs,
+                     ni, nj, tile);
+    for (size_t b = 0; b < nj; b++) {
+        size_t j = j0 + b;
+        for (size_t a = 0; a < ni; a++) {
+            size_t i = i0 + a;
+            if (c->symmetric && j > i) continue;   /* mirrored by emit */
+            unsigned f = c->fx[i] | c->fy[j];
+            if (c->pairwise && (f & COL_HAS_NA))
+                tile[a + b * ni] = exact_pair(c, i, j, scratch);
+            else if (kendall && !f) {
+                int sd0 = 0;
+                tile[a + b * ni] = cpu_kendall_dense(c->dx + i * pb->nobs,
+                                                     c->dy + j * pb->nobs,
+                                                     pb->nobs, scratch, &sd0);
+            }
+        }
+    }
+}
+
+/* Final value of pair (i, j) from its tile entry, with stats' rules. */
+static inline double pair_value(cor_ctx *c, size_t i, size_t j, double v)
+{
+    unsigned f = c->fx[i] | c->fy[j];
+    if (f & COL_HAS_NA)
+        return c->pairwise ? v : gpucor_na_real;
+    if (f & COL_ZERO_SD) {
+        if (c->pairwise || c->pb->out_kind == OUT_DIST) note_sd0(c);
+        return gpucor_na_real;
+    }
+    return v >= 1.0 ? 1.0 : (v <= -1.0 ? -1.0 : v);
+}
+
+static void emit(void *ctx, size_t i0, size_t ni, size_t j0, size_t nj,
+                 const double *tile)
+{
+    cor_ctx *c = ctx;
+    cor_problem *pb = c->pb;
+    if (pb->out_kind == OUT_DIST) {
+        size_t n = pb->p;
+        for (size_t b = 0; b < nj; b++) {
+            size_t j = j0 + b;
+            /* dist order: column j of the lower triangle starts at
+             * n*j - j*(j+1)/2, and holds rows j+1 .. n-1 */
+            size_t base = n * j - j * (j + 1) / 2 - j - 1;
+            for (size_t a = 0; a < ni; a++) {
+                size_t i = i0 + a;
+                if (i <= j) continue;
+                double r = pair_value(c, i, j, tile[a + b * ni]);
+                pb->out[base + i] = pb->dist_transform == DIST_ONE_MINUS_ABS
+                                        ? 1.0 - fabs(r) : 1.0 - r;
+            }
+        }
+        return;
+    }
+    size_t p = pb->p;
+    for (size_t b = 0; b < nj; b++) {
+        size_t j = j0 + b;
+        for (size_t a = 0; a < ni; a++) {
+            size_t i = i0 + a;
+            if (c->symmetric && j > i) continue;
+            double r = pair_value(c, i, j, tile[a + b * ni]);
+            if (c->symmetric && i == j && !c->pairwise) r = 1.0;
+            pb->out[i + j * p] = r;
+            if (c->symmetric) pb->out[j + i * p] = r;
+        }
+    }
+}
+
+/* stats' rule for the warning outside pairwise mode (cov_na_1/2 and
+ * cov_complete1/2): a pair of NA-free columns of which one has sd 0; in the
+ * one-matrix case stats looks at pairs j < i from the side of an NA-free i. */
+static int sd0_rule(const unsigned char *fx, size_t p,
+                    const unsigned char *fy, size_t q)
+{
+    if (!fy) {
+        int seen_zero = 0;
+        for (size_t i = 0; i < p; i++) {
+            if (fx[i] & COL_HAS_NA) continue;
+            if ((i > 0 && (fx[i] & COL_ZERO_SD)) || seen_zero) return 1;
+            if (fx[i] & COL_ZERO_SD) seen_zero = 1;
+        }
+        return 0;
+    }
+    int zx = 0, okx = 0, zy = 0, oky = 0;
+    for (size_t i = 0; i < p; i++)
+        if (!(fx[i] & COL_HAS_NA)) { okx = 1; zx |= (fx[i] & COL_ZERO_SD) != 0; }
+    for (size_t j = 0; j < q; j++)
+        if (!(fy[j] & COL_HAS_NA)) { oky = 1; zy |= (fy[j] & COL_ZERO_SD) != 0; }
+    return (zx && oky) || (zy && okx);
+}
+
+/* Dense ranks of each column over the used rows; flags as standardize's. */
+static int prepare_kendall(const double *x, size_t p, size_t ldx,
+                           const int *rows, size_t nobs, int *d,
+                           unsigned char *flags, int nthreads)
+{
+    int failed = 0;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nthreads)
+#endif
+    {
+        double *v = malloc((nobs ? nobs : 1) * sizeof(double));
+        size_t *idx = malloc(2 * (nobs ? nobs : 1) * sizeof(size_t));
+        if (!v || !idx) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+            failed = 1;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (size_t c = 0; c < p; c++) {
+            if (!v || !idx) continue;
+            const double *col = x + c * ldx;
+            for (size_t k = 0; k < nobs; k++) v[k] = col[rows ? (size_t) rows[k] : k];
+            int *dc = d + c * nobs;
+            cpu_dense_rank(v, nobs, dc, idx, idx + nobs);
+            unsigned char f = 0;
+            int maxr = -1;
+            for (size_t k = 0; k < nobs; k++) {
+                if (dc[k] < 0) f |= COL_HAS_NA;
+                if (dc[k] > maxr) maxr = dc[k];
+            }
+            if (maxr <= 0) f |= COL_ZERO_SD;
+            flags[c] = f;
+        }
+        free(v);
+        free(idx);
+    }
+    return failed ? GPUCOR_ERR_ALLOC : GPUCOR_OK;
+}
+
+static void fill_na(cor_problem *pb)
+{
+    size_t len = pb->out_kind == OUT_DIST ? pb->p * (pb->p - 1) / 2
+                                          : pb->p * (pb->y ? pb->q : pb->p);
+    for (size_t k = 0; k < len; k++) pb->out[k] = gpucor_na_real;
+}
+
+int cpu_cor_run(cor_problem *pb)
+{
+    int status = GPUCOR_OK;
+    cor_ctx c = {0};
+    double *zx = NULL, *zy = NULL;
+    int *dx = NULL, *dy = NULL;
+    unsigned char *fx = NULL, *fy = NULL;
+    int kendall = pb->method == COR_KENDALL && !pb->cosine;
+    int pairwise = pb->use == USE_PAIRWISE;
+    size_t q = pb->y ? pb->q : pb->p;
+
+    pb->sd0 = 0;
+    if (!pb->rows) pb->nobs = pb->n;
+    if (pb->p == 0 || q == 0) return GPUCOR_OK;
+    /* stats: fewer than two observations give NA throughout, silently */
+    if (pb->nobs < 2) { fill_na(pb); return GPUCOR_OK; }
+
+    fx = malloc(pb->p);
+    fy = pb->y ? malloc(q) : fx;
+    if (!fx || !fy) { status = GPUCOR_ERR_ALLOC; goto cleanup; }
+    size_t ld = (pb->nobs + 3) & ~(size_t) 3;
+    if (kendall) {
+        dx = malloc(pb->p * pb->nobs * sizeof(int));
+        dy = pb->y ? malloc(q * pb->nobs * sizeof(int)) : dx;
+        if (!dx || !dy) { status = GPUCOR_ERR_ALLOC; goto cleanup; }
+        status = prepare_kendall(pb->x, pb->p, pb->ldx, pb->rows, pb->nobs, dx,
+                                 fx, pb->nthreads);
+        if (status == GPUCOR_OK && pb->y)
+            status = prepare_kendall(pb->y, q, pb->ldy, pb->rows, pb->nobs, dy,
+                                     fy, pb->nthreads);
+    } else {
+        zx = malloc(pb->p * ld * sizeof(double));
+        zy = pb->y ? malloc(q * ld * sizeof(double)) : zx;
+        if (!zx || !zy) { status = GPUCOR_ERR_ALLOC; goto cleanup; }
+        int rank = pb->method == COR_SPEARMAN && !pb->cosine;
+        status = cpu_standardize(pb->x, pb->n, pb->p, pb->ldx, 1, pb->rows,
+                                 pb->nobs, rank, !pb->cosine, zx, ld, fx,
+                                 pb->nthreads);
+        if (status == GPUCOR_OK && pb->y)
+            status = cpu_standardize(pb->y, pb->n, q, pb->ldy, 1, pb->rows,
+                                     pb->nobs, rank, !pb->cosine, zy, ld, fy,
+                                     pb->nthreads);
+    }
+    if (status != GPUCOR_OK) goto cleanup;
+
+    c.pb = pb;
+    c.zx = zx; c.zy = zy; c.ld = ld;
+    c.dx = dx; c.dy = dy;
+    c.fx = fx; c.fy = fy;
+    c.rawx = pb->x; c.rawy = pb->y ? pb->y : pb->x;
+    c.symmetric = pb->y == NULL;
+    c.pairwise = pairwise;
+
+    /* per-thread scratch: Spearman's exact pairs need 4n doubles + 2n
+     * size_t, Kendall 6n + 2 ints */
+    size_t n = pb->n;
+    size_t scratch = kendall ? (6 * n + 2) * sizeof(int)
+                             : (pairwise ? 4 * n * sizeof(double) + 2 * n * sizeof(size_t) : 0);
+    status = cpu_tiles_run(pb->p, q, c.symmetric,
+                           kendall ? TILE_KENDALL : TILE_DOT, fill, &c,
+                           scratch, emit, &c, pb->nthreads, pb->interrupted);
+    if (status != GPUCOR_OK) goto cleanup;
+    pb->sd0 = (pairwise || pb->out_kind == OUT_DIST)
+                  ? c.sd0 : sd0_rule(fx, pb->p, pb->y ? fy : NULL, q);
+
+cleanup:
+    if (zy != zx) free(zy);
+    free(zx);
+    if (dy != dx) free(dy);
+    free(dx);
+    if (fy != fx) free(fy);
+    free(fx);
+    return status;
+}

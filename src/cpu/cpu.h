@@ -1,0 +1,113 @@
+/*
+ * cpu.h -- the R-free CPU engine: a generic tiled pairwise driver and the
+ * small pieces (ranking, standardizing, dot-product tiles, Kendall, the
+ * distance ops) that plug into it.  Every function returns a gpucor_status
+ * or is infallible; none includes R headers.
+ */
+#ifndef GPUCOR_CPU_H
+#define GPUCOR_CPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "../gpucor.h"
+
+/* Per-column flags (bit set). */
+#define COL_HAS_NA  1u   /* a NaN/NA among the rows used */
+#define COL_ZERO_SD 2u   /* zero spread: every used value equal (or < 2 values) */
+
+/* ---- the generic tile driver (tiles.c) ------------------------------------
+ * Output is a p x q grid of pairs (i, j); with 'symmetric' only the tiles on
+ * or below the diagonal (j-block <= i-block) are visited.  For each tile the
+ * driver calls fill() into a thread-private buffer (ni x nj, column-major,
+ * leading dimension ni) and then emit(), which stores the tile in its final
+ * place (a full matrix, a packed 'dist' vector, ...).  'scratch' is a
+ * thread-private workspace of scratch_bytes. */
+typedef void (*tile_fill_fn)(void *ctx, size_t i0, size_t ni, size_t j0,
+                             size_t nj, double *tile, void *scratch);
+typedef void (*tile_emit_fn)(void *ctx, size_t i0, size_t ni, size_t j0,
+                             size_t nj, const double *tile);
+
+int cpu_tiles_run(size_t p, size_t q, int symmetric, size_t tile,
+                  tile_fill_fn fill, void *fill_ctx, size_t scratch_bytes,
+                  tile_emit_fn emit, void *emit_ctx, int nthreads,
+                  gpucor_interrupt_fn interrupted);
+
+/* ---- ranking (rank.c) ---------------------------------------------------- */
+/* Mid-ranks of x[0..n-1] (ties averaged, as rank(ties.method = "average")),
+ * NaN kept as NaN (na.last = "keep").  idx is workspace of n size_t. */
+void cpu_rank(const double *x, size_t n, double *rank, size_t *idx);
+/* Sort idx[0..n-1] so that x[idx[.]] is ascending (stable for ties). */
+void cpu_order(const double *x, size_t *idx, size_t n, size_t *tmp);
+
+/* ---- standardized columns (standardize.c) --------------------------------
+ * Column c of the n-row, column-major x (column stride ldx) is read at rows
+ * rows[0..nobs-1] (all rows when rows is NULL), ranked first when 'rank' is
+ * set, centred with R's two-pass long-double mean (unless 'center' is 0) and
+ * scaled to unit sum of squares, into z (column stride ldz, zero padded to
+ * ldz).  flags[c] gets COL_HAS_NA / COL_ZERO_SD. */
+int cpu_standardize(const double *x, size_t n, size_t p, size_t ldx,
+                    size_t stride_obs, const int *rows, size_t nobs,
+                    int rank, int center, double *z, size_t ldz,
+                    unsigned char *flags, int nthreads);
+
+/* Dot products of column blocks: tile[a + b*ni] = sum_k A[a*ld + k] *
+ * B[b*ld + k] for a < ni, b < nj, k < m.  ld is a multiple of 4. */
+void cpu_dot_tile(const double *A, const double *B, size_t ld, size_t m,
+                  size_t ni, size_t nj, double *tile);
+
+/* ---- exact per-pair correlations (pairwise.c, kendall.c) ----------------
+ * These follow stats' C code (long-double sums in the same order), so that
+ * they agree with stats::cor also in degenerate cases.  They return the
+ * correlation, or NA via gpucor_na_real; *sd0 is set when a zero standard
+ * deviation made the result NA. */
+double cpu_pearson_pair(const double *x, const double *y, size_t n,
+                        int *sd0);
+double cpu_spearman_pair(const double *x, const double *y, size_t n,
+                         double *work, size_t *idx, int *sd0);
+double cpu_cosine_pair(const double *x, const double *y, size_t n,
+                       int *sd0);
+
+/* Kendall's tau-b with Knight's O(n log n) algorithm.  Values are dense
+ * integer ranks (ties equal); *sd0 set when either side is all ties. */
+double cpu_kendall_dense(const int *xr, const int *yr, size_t n, int *work,
+                         int *sd0);
+/* Dense ranks (0 .. k-1) of the finite or infinite values of x; NaN -> -1. */
+void cpu_dense_rank(const double *x, size_t n, int *out, size_t *idx,
+                    size_t *tmp);
+
+#endif
+
+/* ---- correlation matrices and correlation distances (correlate.c) -------- */
+enum { OUT_MATRIX = 0, OUT_DIST = 1 };
+enum { DIST_ONE_MINUS = 0, DIST_ONE_MINUS_ABS = 1 };
+
+typedef struct {
+    const double *x;  size_t p, ldx;   /* columns are variables, contiguous */
+    const double *y;  size_t q, ldy;   /* y == NULL: x against itself */
+    size_t n;                          /* rows of x and y */
+    const int *rows;  size_t nobs;     /* rows to use (complete modes) */
+    int method;                        /* COR_* */
+    int use;                           /* USE_* */
+    int cosine;                        /* uncentred (cosine similarity) */
+    int out_kind;                      /* OUT_MATRIX (p x q) or OUT_DIST */
+    int dist_transform;                /* DIST_ONE_MINUS / _ABS */
+    double *out;
+    int nthreads;
+    gpucor_interrupt_fn interrupted;
+    int sd0;                           /* out: "the standard deviation is zero" */
+} cor_problem;
+
+int cpu_cor_run(cor_problem *pb);
+
+/* ---- stats::dist()'s metrics between rows (distance.c) ------------------- */
+typedef struct {
+    const double *x;  size_t n, p;     /* n x p, column-major, as R stores it */
+    int method;                        /* DIST_EUCLIDEAN .. DIST_MINKOWSKI */
+    double power;                      /* minkowski's p */
+    double *out;                       /* n(n-1)/2, dist order */
+    int nthreads;
+    gpucor_interrupt_fn interrupted;
+    int nonfinite_binary;              /* out: binary met Inf (stats warns) */
+} dist_problem;
+
+int cpu_dist_run(dist_problem *pb);

@@ -1,0 +1,113 @@
+/*
+ * pairwise.c -- one correlation over the rows two columns both observe,
+ * for use = "pairwise.complete.obs" and for rows with NA in the correlation
+ * distances.  The arithmetic follows stats' cov.c step for step (long-double
+ * sums, the same means and divisions) so that the rare pairs whose answer
+ * hangs on rounding -- a column constant on the shared rows, say -- come out
+ * as stats' do.
+ */
+#include <math.h>
+#include "cpu.h"
+
+static inline double clamp1(long double r)
+{
+    return (double) (r >= 1.0L ? 1.0L : (r <= -1.0L ? -1.0L : r));
+}
+
+double cpu_pearson_pair(const double *x, const double *y, size_t n, int *sd0)
+{
+    /* as COV_PAIRWISE_BODY: one-pass long-double means over the shared rows */
+    long double xmean = 0.0L, ymean = 0.0L, sum = 0.0L, xsd = 0.0L, ysd = 0.0L;
+    size_t nobs = 0;
+    for (size_t k = 0; k < n; k++)
+        if (!isnan(x[k]) && !isnan(y[k])) {
+            nobs++;
+            xmean += x[k];
+            ymean += y[k];
+        }
+    if (nobs < 2) return gpucor_na_real;
+    xmean /= (long double) nobs;
+    ymean /= (long double) nobs;
+    for (size_t k = 0; k < n; k++)
+        if (!isnan(x[k]) && !isnan(y[k])) {
+            long double xm = x[k] - xmean, ym = y[k] - ymean;
+            sum += xm * ym;
+            xsd += xm * xm;
+            ysd += ym * ym;
+        }
+    if (xsd == 0.0L || ysd == 0.0L) {
+        *sd0 = 1;
+        return gpucor_na_real;
+    }
+    long double n1 = (long double) (nobs - 1);
+    xsd /= n1;
+    ysd /= n1;
+    sum /= n1;
+    return clamp1(sum / (sqrtl(xsd) * sqrtl(ysd)));
+}
+
+/* stats' two-pass mean (cov.c's MEAN) of v[0..n-1] */
+static long double mean2(const double *v, size_t n)
+{
+    long double s = 0.0L;
+    for (size_t k = 0; k < n; k++) s += v[k];
+    long double tmp = s / (long double) n;
+    if (isfinite((double) tmp)) {
+        s = 0.0L;
+        for (size_t k = 0; k < n; k++) s += (v[k] - tmp);
+        tmp = tmp + s / (long double) n;
+    }
+    return (double) tmp;
+}
+
+double cpu_spearman_pair(const double *x, const double *y, size_t n,
+                         double *work, size_t *idx, int *sd0)
+{
+    /* stats re-ranks each pair over its shared rows, then calls its C
+     * cor() with use = "all.obs", i.e. cov_complete2 on the two rank
+     * vectors.  work holds 4n doubles, idx 2n size_t. */
+    double *xo = work, *yo = work + n, *xr = work + 2 * n, *yr = work + 3 * n;
+    size_t nobs = 0;
+    for (size_t k = 0; k < n; k++)
+        if (!isnan(x[k]) && !isnan(y[k])) {
+            xo[nobs] = x[k];
+            yo[nobs] = y[k];
+            nobs++;
+        }
+    if (nobs < 2) return gpucor_na_real;
+    cpu_rank(xo, nobs, xr, idx);
+    cpu_rank(yo, nobs, yr, idx);
+    long double xm = mean2(xr, nobs), ym = mean2(yr, nobs);
+    long double sum = 0.0L, xs = 0.0L, ys = 0.0L, n1 = (long double) (nobs - 1);
+    for (size_t k = 0; k < nobs; k++) {
+        sum += (long double) (xr[k] - xm) * (yr[k] - ym);
+        xs += (long double) (xr[k] - xm) * (xr[k] - xm);
+        ys += (long double) (yr[k] - ym) * (yr[k] - ym);
+    }
+    double cv = (double) (sum / n1);
+    double sx = (double) sqrtl(xs / n1), sy = (double) sqrtl(ys / n1);
+    if (sx == 0.0 || sy == 0.0) {
+        *sd0 = 1;
+        return gpucor_na_real;
+    }
+    return clamp1(cv / (sx * sy));
+}
+
+double cpu_cosine_pair(const double *x, const double *y, size_t n, int *sd0)
+{
+    long double sxy = 0.0L, sxx = 0.0L, syy = 0.0L;
+    size_t nobs = 0;
+    for (size_t k = 0; k < n; k++)
+        if (!isnan(x[k]) && !isnan(y[k])) {
+            nobs++;
+            sxy += (long double) x[k] * y[k];
+            sxx += (long double) x[k] * x[k];
+            syy += (long double) y[k] * y[k];
+        }
+    if (nobs < 1) return gpucor_na_real;
+    if (sxx == 0.0L || syy == 0.0L) {
+        *sd0 = 1;
+        return gpucor_na_real;
+    }
+    return clamp1(sxy / (sqrtl(sxx) * sqrtl(syy)));
+}

@@ -1,0 +1,88 @@
+/*
+ * standardize.c -- turn each column into (x - mean) / sqrt(sum of squares),
+ * so that correlations are plain dot products (Pearson; Spearman after
+ * ranking; cosine without the centring).
+ *
+ * Centring first is what keeps 1e8 + noise exact: the one-pass
+ * sum(x*y) - n*mx*my formula cancels every digit there.  The mean is
+ * computed exactly as stats' cov.c does (long-double sum, then a second
+ * pass adding the mean residual), so that a constant column gives a sum of
+ * squares of exactly 0 -- the test stats uses for "the standard deviation
+ * is zero" -- in the same cases as stats.
+ */
+#include <math.h>
+#include <stdlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include "cpu.h"
+
+int cpu_standardize(const double *x, size_t n, size_t p, size_t ldx,
+                    size_t stride_obs, const int *rows, size_t nobs,
+                    int rank, int center, double *z, size_t ldz,
+                    unsigned char *flags, int nthreads)
+{
+    int failed = 0;
+    (void) n;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nthreads)
+#endif
+    {
+        double *v = malloc((nobs ? nobs : 1) * sizeof(double));
+        size_t *idx = rank ? malloc(2 * (nobs ? nobs : 1) * sizeof(size_t)) : NULL;
+        if (!v || (rank && !idx)) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+            failed = 1;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (size_t c = 0; c < p; c++) {
+            if (!v || (rank && !idx)) continue;
+            const double *col = x + c * ldx;
+            double *zc = z + c * ldz;
+            unsigned char f = 0;
+            for (size_t k = 0; k < nobs; k++) {
+                double val = col[(rows ? (size_t) rows[k] : k) * stride_obs];
+                if (isnan(val)) f |= COL_HAS_NA;
+                v[k] = val;
+            }
+            for (size_t k = 0; k < ldz; k++) zc[k] = 0.0;
+            if (f & COL_HAS_NA) { flags[c] = f; continue; }
+            if (rank) {
+                cpu_rank(v, nobs, zc, idx);   /* zc as temporary */
+                for (size_t k = 0; k < nobs; k++) v[k] = zc[k];
+            }
+            long double mean = 0.0L, ss = 0.0L;
+            if (center && nobs > 0) {
+                long double s = 0.0L;
+                for (size_t k = 0; k < nobs; k++) s += v[k];
+                long double tmp = s / (long double) nobs;
+                if (isfinite((double) tmp)) {
+                    s = 0.0L;
+                    for (size_t k = 0; k < nobs; k++) s += (v[k] - tmp);
+                    tmp = tmp + s / (long double) nobs;
+                }
+                mean = (double) tmp;   /* stats keeps the mean in double */
+            }
+            for (size_t k = 0; k < nobs; k++) {
+                long double d = v[k] - mean;
+                ss += d * d;
+            }
+            if (ss == 0.0L) {
+                f |= COL_ZERO_SD;
+                for (size_t k = 0; k < nobs; k++) zc[k] = 0.0;
+            } else {
+                double s = sqrt((double) ss);
+                for (size_t k = 0; k < nobs; k++)
+                    zc[k] = (double) (v[k] - mean) / s;
+            }
+            flags[c] = f;
+        }
+        free(v);
+        free(idx);
+    }
+    return failed ? GPUCOR_ERR_ALLOC : GPUCOR_OK;
+}

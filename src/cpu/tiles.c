@@ -1,0 +1,87 @@
+/*
+ * tiles.c -- the one generic tiled pairwise driver of the CPU engine.
+ *
+ * Tiles are handed out dynamically to OpenMP threads (their costs differ:
+ * NA pairs take the exact per-pair path).  Only the master thread polls for
+ * interrupts, because R's event loop may be entered from the main thread
+ * only; the other threads see the shared 'stop' flag and skip the remaining
+ * tiles, so an interrupt returns within about one tile's time.
+ */
+#include <math.h>
+#include <stdlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include "cpu.h"
+
+int cpu_tiles_run(size_t p, size_t q, int symmetric, size_t tile,
+                  tile_fill_fn fill, void *fill_ctx, size_t scratch_bytes,
+                  tile_emit_fn emit, void *emit_ctx, int nthreads,
+                  gpucor_interrupt_fn interrupted)
+{
+    if (p == 0 || q == 0) return GPUCOR_OK;
+    size_t nbi = (p + tile - 1) / tile, nbj = (q + tile - 1) / tile;
+    size_t ntiles = symmetric ? nbi * (nbi + 1) / 2 : nbi * nbj;
+    int stop = 0, failed = 0;
+    if (nthreads < 1) nthreads = 1;
+    if ((size_t) nthreads > ntiles) nthreads = (int) ntiles;
+
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nthreads)
+#endif
+    {
+        double *buf = malloc(tile * tile * sizeof(double));
+        void *scratch = scratch_bytes ? malloc(scratch_bytes) : NULL;
+        int ok = buf && (scratch || !scratch_bytes);
+        int master = 1;
+#ifdef _OPENMP
+        master = omp_get_thread_num() == 0;
+#endif
+        if (!ok) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+            failed = 1;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+        for (size_t t = 0; t < ntiles; t++) {
+            int s;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+            s = stop;
+            if (s || failed || !ok) continue;
+            if (master && interrupted && interrupted()) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+                stop = 1;
+                continue;
+            }
+            size_t bi, bj;
+            if (symmetric) {
+                /* t enumerates the lower block triangle row by row:
+                 * row bi starts at bi*(bi+1)/2. */
+                bi = (size_t) ((sqrt(8.0 * (double) t + 1.0) - 1.0) / 2.0);
+                while (bi * (bi + 1) / 2 > t) bi--;
+                while ((bi + 1) * (bi + 2) / 2 <= t) bi++;
+                bj = t - bi * (bi + 1) / 2;
+            } else {
+                bi = t % nbi;
+                bj = t / nbi;
+            }
+            size_t i0 = bi * tile, j0 = bj * tile;
+            size_t ni = p - i0 < tile ? p - i0 : tile;
+            size_t nj = q - j0 < tile ? q - j0 : tile;
+            fill(fill_ctx, i0, ni, j0, nj, buf, scratch);
+            emit(emit_ctx, i0, ni, j0, nj, buf);
+        }
+        free(buf);
+        free(scratch);
+    }
+    if (failed) return GPUCOR_ERR_ALLOC;
+    if (stop) return GPUCOR_ERR_INTERRUPT;
+    return GPUCOR_OK;
+}
