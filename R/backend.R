@@ -43,20 +43,43 @@ gpu_info <- function() {
 #'     [gpu_available()] and the CPU otherwise, silently; `"cpu"` always uses
 #'     the CPU engine; `"gpu"` requires the GPU and errors, saying why, when
 #'     the package was built without CUDA or no device is usable.}
-#'   \item{`gpucor.threads`}{Number of CPU threads of the CPU engine (OpenMP).
-#'     Default: every core the system reports.  Results do not depend on it.}
+#'   \item{`gpucor.threads`}{Number of CPU threads of the CPU engine (OpenMP),
+#'     and of the host side of the GPU engine (copying results into R
+#'     memory).  Default: every core the system reports.  Results do not
+#'     depend on it.}
+#'   \item{`gpucor.gpu_memory`}{Bytes of GPU memory one call may use.
+#'     Default: 90\% of the memory free when the call starts.  Results larger
+#'     than this are produced in slabs.}
+#'   \item{`gpucor.progress`}{Show a progress bar for GPU runs longer than two
+#'     seconds in interactive sessions (default `TRUE`).}
+#'   \item{`gpucor.gpu_min_work`}{The size (pairs times observations) from
+#'     which `backend = "auto"` uses the GPU; default 2e8, the crossover
+#'     measured on an H100 (smaller problems finish sooner on the CPU).}
+#'   \item{`gpucor.gpu_slab`}{For testing: force the number of output columns
+#'     per slab of the GPU pipeline (default: from the memory budget).}
 #' }
 #'
 #' The `precision` argument (`"double"` or `"single"`) applies to the GPU
-#' engine; the CPU engine always computes in double precision.  This version
-#' of gpucor has no GPU compute engine yet: `backend = "auto"` runs the CPU
-#' engine, and `backend = "gpu"` is an error.
+#' engine; the CPU engine always computes in double precision.  In single
+#' precision, correlations are within about 1e-5 of the double-precision
+#' values; distances carry float's relative error (about 1e-6), so
+#' near-duplicate rows with large offsets need `"double"`.
+#'
+#' On the GPU: Pearson and Spearman correlations for every `use` mode but
+#' `"pairwise.complete.obs"`, the six [stats::dist()] metrics (with missing
+#' values), and the correlation distances of data without `NA` except
+#' `"kendall"`.  Kendall's tau and pairwise-complete correlations run on the
+#' CPU with `backend = "auto"`; `backend = "gpu"` asks for them in vain.
 #'
 #' @name gpucor-options
 NULL
 
-# "cpu" or "gpu" for a requested backend; errors say exactly why not.
-.resolve_backend <- function(backend) {
+# "cpu" or "gpu" for a requested backend.  'supported' says whether the GPU
+# engine handles this method / use / data; 'work' is pairs x observations,
+# below which "auto" stays on the CPU (the GPU's fixed costs -- handle,
+# uploads, pinned buffers -- are larger than the CPU's whole run there).
+.resolve_backend <- function(backend, supported = TRUE, work = Inf,
+                             what = "this problem") {
   if (!is.character(backend) || length(backend) != 1L || is.na(backend))
     stop("'backend' must be one of \"auto\", \"cpu\", \"gpu\"", call. = FALSE)
   backend <- match.arg(backend, c("auto", "cpu", "gpu"))
@@ -65,9 +88,26 @@ NULL
   if (backend == "gpu") {
     if (!ok)
       stop("backend = \"gpu\" is not usable: ", attr(ok, "reason"), call. = FALSE)
-    stop("backend = \"gpu\": the GPU compute engine is not part of this version ",
-         "of gpucor yet; use backend = \"cpu\" or \"auto\"", call. = FALSE)
+    if (!supported)
+      stop("backend = \"gpu\": ", what, " is not on the GPU yet; use backend = ",
+           "\"cpu\" or \"auto\"", call. = FALSE)
+    return("gpu")
   }
-  # "auto": the GPU engine does not exist yet, so the CPU runs everything.
-  "cpu"
+  if (ok && supported && work >= getOption("gpucor.gpu_min_work", .gpu_min_work))
+    "gpu" else "cpu"
+}
+
+# Measured crossover (bench/gpu.R on an H100 with 16 cores): below about
+# this many pair-observations the CPU engine finishes first.
+.gpu_min_work <- 2e8
+
+# The options vector the C entry points read: use_gpu, single, device
+# memory cap (bytes, 0 = free memory), forced slab width (0 = automatic),
+# progress bar, stage timing (bench/gpu.R reads it from attribute "timing").
+.gpu_opts <- function(backend, precision) {
+  c(backend == "gpu", precision == "single",
+    as.double(getOption("gpucor.gpu_memory", 0)),
+    as.double(getOption("gpucor.gpu_slab", 0)),
+    interactive() && isTRUE(getOption("gpucor.progress", TRUE)),
+    isTRUE(getOption("gpucor.profile", FALSE)))
 }

@@ -85,10 +85,14 @@ gpu_cor <- function(x, y = NULL, method = c("pearson", "spearman", "kendall"),
       rows <- which(ok) - 1L
     }
   }
-  .resolve_backend(backend)
+  nobs <- if (is.null(rows)) nrow(x) else length(rows)
+  backend <- .resolve_backend(
+    backend, supported = method != "kendall" && use_name != "pairwise.complete.obs",
+    work = as.double(ncol(x)) * (if (is.null(y)) ncol(x) / 2 else ncol(y)) * nobs,
+    what = sprintf("method = \"%s\" with use = \"%s\"", method, use_name))
 
   r <- .Call(C_gpucor_cor, x, y, match(method, c("pearson", "spearman", "kendall")),
-             use, rows, .threads())
+             use, rows, .threads(), .gpu_opts(backend, precision))
   sd0 <- isTRUE(attr(r, "sd0"))
   attr(r, "sd0") <- NULL
   cx <- colnames(x)

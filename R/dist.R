@@ -82,11 +82,17 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
   if (!(is.numeric(x) || is.logical(x)) || !is.atomic(x))
     stop("'x' must be numeric")
   x <- .as_double_matrix(x)
-  .resolve_backend(backend)
+  backend <- .resolve_backend(
+    backend, supported = m <= 6L || (m != 10L && !anyNA(x)),
+    work = as.double(nrow(x)) * nrow(x) / 2 * ncol(x),
+    what = if (m == 10L) "the kendall distance" else
+      "a correlation distance of data with NA")
 
-  d <- .Call(C_gpucor_dist, x, m, as.double(p), .threads())
+  d <- .Call(C_gpucor_dist, x, m, as.double(p), .threads(),
+             .gpu_opts(backend, precision))
   sd0 <- isTRUE(attr(d, "sd0"))
   nonfinite <- isTRUE(attr(d, "nonfinite"))
+  timing <- attr(d, "timing")          # only with option gpucor.profile
   attributes(d) <- NULL
   attr(d, "Size") <- nrow(x)
   attr(d, "Labels") <- dimnames(x)[[1L]]
@@ -96,6 +102,7 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
   if (m == 6L) attr(d, "p") <- p
   attr(d, "call") <- match.call()
   class(d) <- "dist"
+  if (!is.null(timing)) attr(d, "timing") <- timing
   if (nonfinite) warning("treating non-finite values as NA")
   if (sd0) warning("the standard deviation is zero")
   d

@@ -1,17 +1,21 @@
 /*
  * cor.c -- .Call entry point of gpu_cor().  R/cor.R has already matched the
- * arguments, coerced x and y to double matrices and, for the complete-case
- * modes, found the rows to use; here the cheap invariants are checked again
- * and the engine is run.
+ * arguments, coerced x and y to double matrices, found the rows to use for
+ * the complete-case modes and chosen the backend; here the cheap invariants
+ * are checked again and the CPU or GPU engine is run.
  */
 #include <R.h>
 #include <Rinternals.h>
+#include <string.h>
 #include "gpucor.h"
 #include "status.h"
 #include "cpu/cpu.h"
+#ifdef GPUCOR_CUDA
+#include "cuda/engine.h"
+#endif
 
 SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows,
-                SEXP threads)
+                SEXP threads, SEXP gpu)
 {
     int nprot = 0;
     if (TYPEOF(x) != REALSXP || !isMatrix(x))
@@ -31,26 +35,71 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows,
         for (R_xlen_t k = 0; k < XLENGTH(rows); k++)
             if (INTEGER(rows)[k] < 0 || (size_t) INTEGER(rows)[k] >= n)
                 error("'rows' out of range");
+    int single, progress;
+    double mem_cap;
+    size_t slab;
+    int use_gpu = gpucor_gpu_opts(gpu, &single, &mem_cap, &slab, &progress);
+    size_t nobs = isNull(rows) ? n : (size_t) XLENGTH(rows);
 
     SEXP ans = PROTECT(allocMatrix(REALSXP, (int) p, (int) q)); nprot++;
-    cor_problem pb = {0};
-    pb.x = REAL(x); pb.p = p; pb.ldx = n;
-    pb.y = isNull(y) ? NULL : REAL(y); pb.q = q; pb.ldy = n;
-    pb.n = n;
-    pb.rows = isNull(rows) ? NULL : INTEGER(rows);
-    pb.nobs = isNull(rows) ? n : (size_t) XLENGTH(rows);
-    pb.method = m;
-    pb.use = u;
-    pb.out_kind = OUT_MATRIX;
-    pb.out = REAL(ans);
-    pb.nthreads = asInteger(threads);
-    pb.interrupted = gpucor_interrupted;
-    int status = cpu_cor_run(&pb);
-    if (status != GPUCOR_OK) {
-        UNPROTECT(nprot);
-        gpucor_raise(status, "gpu_cor");
+    int sd0 = 0, status;
+    /* the GPU engine does Pearson and Spearman outside pairwise mode; with
+     * fewer than two observations the answer is all NA: the CPU writes it */
+    if (use_gpu && (m == COR_KENDALL || u == USE_PAIRWISE))
+        error("gpu_cor: method = \"kendall\" and use = \"pairwise.complete.obs\" "
+              "are not on the GPU yet; use backend = \"cpu\" or \"auto\"");
+    if (use_gpu && nobs >= 2 && p > 0 && q > 0) {
+#ifdef GPUCOR_CUDA
+        gpu_cor_problem pb;
+        memset(&pb, 0, sizeof pb);
+        unsigned char *flags = (unsigned char *) R_alloc(p + q, 1);
+        pb.x = REAL(x); pb.n = n; pb.p = p;
+        pb.y = isNull(y) ? NULL : REAL(y); pb.q = q;
+        pb.rows = isNull(rows) ? NULL : INTEGER(rows); pb.nobs = nobs;
+        pb.method = m;
+        pb.single = single;
+        pb.out_kind = 0;
+        pb.out = REAL(ans);
+        pb.flags_out = flags;
+        gpucor_progress pr;
+        gpucor_progress_init(&pr, progress);
+        pb.host.interrupted = gpucor_interrupted;
+        pb.host.progress = gpucor_progress_update;
+        pb.host.progress_ctx = &pr;
+        pb.host.nthreads = asInteger(threads);
+        pb.host.mem_cap = mem_cap;
+        pb.host.slab_cols = slab;
+        status = gpucor_cuda_cor(&pb);
+        if (status != GPUCOR_OK) {
+            UNPROTECT(nprot);
+            gpucor_raise_msg(status, "gpu_cor", pb.msg);
+        }
+        sd0 = cpu_sd0_rule(flags, p, isNull(y) ? NULL : flags + p, q);
+        gpucor_set_timing(ans, gpu, pb.host.seconds);
+#else
+        error("gpu_cor: gpucor was built without CUDA");
+#endif
+    } else {
+        cor_problem pb = {0};
+        pb.x = REAL(x); pb.p = p; pb.ldx = n;
+        pb.y = isNull(y) ? NULL : REAL(y); pb.q = q; pb.ldy = n;
+        pb.n = n;
+        pb.rows = isNull(rows) ? NULL : INTEGER(rows);
+        pb.nobs = nobs;
+        pb.method = m;
+        pb.use = u;
+        pb.out_kind = OUT_MATRIX;
+        pb.out = REAL(ans);
+        pb.nthreads = asInteger(threads);
+        pb.interrupted = gpucor_interrupted;
+        status = cpu_cor_run(&pb);
+        if (status != GPUCOR_OK) {
+            UNPROTECT(nprot);
+            gpucor_raise(status, "gpu_cor");
+        }
+        sd0 = pb.sd0;
     }
-    if (pb.sd0) setAttrib(ans, install("sd0"), ScalarLogical(TRUE));
+    if (sd0) setAttrib(ans, install("sd0"), ScalarLogical(TRUE));
     UNPROTECT(nprot);
     return ans;
 }

@@ -7,20 +7,36 @@
 #include "gpucor.h"
 
 SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows,
-                SEXP threads);
-SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP threads);
+                SEXP threads, SEXP gpu);
+SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP threads, SEXP gpu);
 SEXP gpucor_gpu_info(void);
 SEXP gpucor_max_threads(void);
+SEXP gpucor_gpu_release(void);
+
+#ifdef GPUCOR_CUDA
+#include "cuda/engine.h"
+#endif
+
+/* Frees the GPU context gpucor keeps between calls (stream, cuBLAS handle,
+ * pinned staging); the next GPU call creates it again. */
+SEXP gpucor_gpu_release(void)
+{
+#ifdef GPUCOR_CUDA
+    gpucor_cuda_release();
+#endif
+    return R_NilValue;
+}
 
 double gpucor_na_real;
 
 #define CALLDEF(name, n) {#name, (DL_FUNC) &name, n}
 
 static const R_CallMethodDef callMethods[] = {
-    CALLDEF(gpucor_cor, 6),
-    CALLDEF(gpucor_dist, 4),
+    CALLDEF(gpucor_cor, 7),
+    CALLDEF(gpucor_dist, 5),
     CALLDEF(gpucor_gpu_info, 0),
     CALLDEF(gpucor_max_threads, 0),
+    CALLDEF(gpucor_gpu_release, 0),
     {NULL, NULL, 0}
 };
 
@@ -30,4 +46,10 @@ void R_init_gpucor(DllInfo *dll)
     R_registerRoutines(dll, NULL, callMethods, NULL, NULL);
     R_useDynamicSymbols(dll, FALSE);
     R_forceSymbols(dll, TRUE);
+}
+
+void R_unload_gpucor(DllInfo *dll)
+{
+    (void) dll;
+    gpucor_gpu_release();
 }

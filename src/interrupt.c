@@ -40,6 +40,13 @@ void gpucor_raise(int status, const char *what)
     }
 }
 
+void gpucor_raise_msg(int status, const char *what, const char *msg)
+{
+    if (status == GPUCOR_ERR_INTERRUPT || !msg || !msg[0])
+        gpucor_raise(status, what);
+    error("%s: %s", what, msg);
+}
+
 SEXP gpucor_max_threads(void)
 {
 #ifdef _OPENMP

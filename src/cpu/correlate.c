@@ -95,7 +95,9 @@ static inline double pair_value(cor_ctx *c, size_t i, size_t j, double v)
     unsigned f = c->fx[i] | c->fy[j];
     if (f & COL_HAS_NA)
         return c->pairwise ? v : gpucor_na_real;
-    if (f & COL_ZERO_SD) {
+    unsigned zero = COL_ZERO_SD;
+    if (!c->pairwise && c->pb->out_kind == OUT_MATRIX) zero |= COL_TINY_SD;
+    if (f & zero) {
         if (c->pairwise || c->pb->out_kind == OUT_DIST) note_sd0(c);
         return gpucor_na_real;
     }
@@ -141,23 +143,24 @@ static void emit(void *ctx, size_t i0, size_t ni, size_t j0, size_t nj,
 /* stats' rule for the warning outside pairwise mode (cov_na_1/2 and
  * cov_complete1/2): a pair of NA-free columns of which one has sd 0; in the
  * one-matrix case stats looks at pairs j < i from the side of an NA-free i. */
-static int sd0_rule(const unsigned char *fx, size_t p,
-                    const unsigned char *fy, size_t q)
+int cpu_sd0_rule(const unsigned char *fx, size_t p, const unsigned char *fy,
+                 size_t q)
 {
+    const unsigned ZERO = COL_ZERO_SD | COL_TINY_SD;
     if (!fy) {
         int seen_zero = 0;
         for (size_t i = 0; i < p; i++) {
             if (fx[i] & COL_HAS_NA) continue;
-            if ((i > 0 && (fx[i] & COL_ZERO_SD)) || seen_zero) return 1;
-            if (fx[i] & COL_ZERO_SD) seen_zero = 1;
+            if ((i > 0 && (fx[i] & ZERO)) || seen_zero) return 1;
+            if (fx[i] & ZERO) seen_zero = 1;
         }
         return 0;
     }
     int zx = 0, okx = 0, zy = 0, oky = 0;
     for (size_t i = 0; i < p; i++)
-        if (!(fx[i] & COL_HAS_NA)) { okx = 1; zx |= (fx[i] & COL_ZERO_SD) != 0; }
+        if (!(fx[i] & COL_HAS_NA)) { okx = 1; zx |= (fx[i] & ZERO) != 0; }
     for (size_t j = 0; j < q; j++)
-        if (!(fy[j] & COL_HAS_NA)) { oky = 1; zy |= (fy[j] & COL_ZERO_SD) != 0; }
+        if (!(fy[j] & COL_HAS_NA)) { oky = 1; zy |= (fy[j] & ZERO) != 0; }
     return (zx && oky) || (zy && okx);
 }
 
@@ -273,7 +276,7 @@ int cpu_cor_run(cor_problem *pb)
                            scratch, emit, &c, pb->nthreads, pb->interrupted);
     if (status != GPUCOR_OK) goto cleanup;
     pb->sd0 = (pairwise || pb->out_kind == OUT_DIST)
-                  ? c.sd0 : sd0_rule(fx, pb->p, pb->y ? fy : NULL, q);
+                  ? c.sd0 : cpu_sd0_rule(fx, pb->p, pb->y ? fy : NULL, q);
 
 cleanup:
     if (zy != zx) free(zy);

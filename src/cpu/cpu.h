@@ -14,6 +14,8 @@
 /* Per-column flags (bit set). */
 #define COL_HAS_NA  1u   /* a NaN/NA among the rows used */
 #define COL_ZERO_SD 2u   /* zero spread: every used value equal (or < 2 values) */
+#define COL_TINY_SD 4u   /* variance underflows a double: stats' cor() calls
+                            that a zero sd outside pairwise mode */
 
 /* ---- the generic tile driver (tiles.c) ------------------------------------
  * Output is a p x q grid of pairs (i, j); with 'symmetric' only the tiles on
@@ -99,6 +101,11 @@ typedef struct {
 
 int cpu_cor_run(cor_problem *pb);
 
+/* stats' rule for "the standard deviation is zero" outside pairwise mode,
+ * from column flags (fy NULL: x against itself).  Shared with the GPU path. */
+int cpu_sd0_rule(const unsigned char *fx, size_t p, const unsigned char *fy,
+                 size_t q);
+
 /* ---- stats::dist()'s metrics between rows (distance.c) ------------------- */
 typedef struct {
     const double *x;  size_t n, p;     /* n x p, column-major, as R stores it */
@@ -111,3 +118,7 @@ typedef struct {
 } dist_problem;
 
 int cpu_dist_run(dist_problem *pb);
+
+/* ---- the host end of the GPU pipeline (copy.c) --------------------------- */
+void cpu_copy_out(double *dst, const void *src, size_t count, int is_float,
+                  int nthreads);

@@ -75,9 +75,15 @@ int cpu_standardize(const double *x, size_t n, size_t p, size_t ldx,
                 f |= COL_ZERO_SD;
                 for (size_t k = 0; k < nobs; k++) zc[k] = 0.0;
             } else {
-                double s = sqrt((double) ss);
+                /* the scale stays in long double: sqrt(ss) of values near
+                 * 1e154 or 1e-160 over- or underflows a double */
+                long double s = sqrtl(ss);
                 for (size_t k = 0; k < nobs; k++)
-                    zc[k] = (double) (v[k] - mean) / s;
+                    zc[k] = (double) ((v[k] - mean) / s);
+                /* stats keeps the variance in a double before its sqrt:
+                 * a variance below the double range is its zero sd */
+                if (nobs > 1 && (double) (ss / (long double) (nobs - 1)) == 0.0)
+                    f |= COL_TINY_SD;
             }
             flags[c] = f;
         }

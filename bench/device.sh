@@ -1,0 +1,39 @@
+#!/bin/bash
+# bench/device.sh -- everything the GPU machine runs, in one call:
+#   install R from the carried bundle, build gpucor with CUDA, run the test
+#   suite (GPU tests included), compute-sanitizer over the GPU tests, and
+#   the GPU benchmark.  Usage there (from the repository root):
+#     bash bench/device.sh [tests] [sanitize] [bench] [big]
+# Logs go to $OUT (the device tool brings them back).
+set -u
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+what=${*:-tests sanitize bench}
+bash .rbundle/r-unbundle .rbundle/r-bundle.tar.xz >/dev/null || exit 1
+mkdir -p /tmp/lib
+MAKEFLAGS=-j16 R CMD INSTALL --library=/tmp/lib . >"$OUT/install.log" 2>&1 || { tail -30 "$OUT/install.log"; exit 1; }
+grep "^gpucor:" "$OUT/install.log"
+export R_LIBS=/tmp/lib
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+for w in $what; do case $w in
+tests)
+  Rscript -e 'options(warn = 1); print(gpucor::gpu_info()[c("name","available")]);
+    r <- testthat::test_dir("tests/testthat", package = "gpucor", load_package = "installed",
+      reporter = testthat::ProgressReporter$new(show_praise = FALSE), stop_on_failure = FALSE)
+    d <- as.data.frame(r); cat(sprintf("tests: %d passed, %d failed, %d skipped\n",
+      sum(d$passed), sum(d$failed), sum(d$skipped)))' 2>&1 | tee "$OUT/tests.log" | tail -40 ;;
+big)
+  GPUCOR_BIG_TESTS=true Rscript -e 'testthat::test_file("tests/testthat/test-gpu.R", package = "gpucor", load_package = "installed")' 2>&1 | tee "$OUT/big.log" | tail -15 ;;
+sanitize)
+  cat > /tmp/san.R <<'R'
+library(testthat); library(gpucor)
+source("tests/testthat/helper-gpucor.R")
+test_file("tests/testthat/test-gpu.R", package = "gpucor", load_package = "installed")
+invisible(.Call(gpucor:::C_gpucor_gpu_release))   # the cached context, so leaks show
+R
+  /usr/local/cuda/bin/compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
+    --log-file "$OUT/sanitizer.log" Rscript /tmp/san.R > "$OUT/sanitize-run.log" 2>&1
+  echo "compute-sanitizer exit: $?"; tail -3 "$OUT/sanitizer.log"; grep -E "FAIL|PASS" "$OUT/sanitize-run.log" | tail -2 ;;
+bench|bench-*)
+  part=${w#bench}; part=${part#-}; part=${part:-small}
+  Rscript bench/gpu.R "$part" 2>&1 | tee "$OUT/bench-$part.log" | tail -45 ;;
+esac; done

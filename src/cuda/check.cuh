@@ -1,0 +1,71 @@
+/*
+ * check.cuh -- error handling shared by the CUDA engine.  Every engine
+ * function keeps one 'cleanup:' exit; these macros record the first failure
+ * (status and a message naming the call) and jump there.
+ */
+#ifndef GPUCOR_CHECK_CUH
+#define GPUCOR_CHECK_CUH
+
+#include <stdio.h>
+#include <cuda_runtime.h>
+#include <cublas_v2.h>
+#include "engine.h"
+
+const char *gpucor_cublas_name(cublasStatus_t s);
+
+/* Records 'err' of call 'what' into msg (cap bytes). */
+int gpucor_cuda_fail(char *msg, size_t cap, const char *what, cudaError_t err);
+
+#define CU(call)                                                              \
+    do {                                                                      \
+        cudaError_t e_ = (call);                                              \
+        if (e_ != cudaSuccess) {                                              \
+            status = gpucor_cuda_fail(msg, msgcap, #call, e_);                \
+            goto cleanup;                                                     \
+        }                                                                     \
+    } while (0)
+
+#define CUBLAS(call)                                                          \
+    do {                                                                      \
+        cublasStatus_t s_ = (call);                                           \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                    \
+            snprintf(msg, msgcap, "%s failed: %s", #call,                     \
+                     gpucor_cublas_name(s_));                                 \
+            status = s_ == CUBLAS_STATUS_ALLOC_FAILED ? GPUCOR_ERR_ALLOC       \
+                                                      : GPUCOR_ERR_CUDA;      \
+            goto cleanup;                                                     \
+        }                                                                     \
+    } while (0)
+
+/* after a kernel launch */
+#define LAUNCHED(name) CU(cudaGetLastError())
+
+/* cudaMalloc with an out-of-memory message that says how much was asked
+ * and how much is free */
+int gpucor_device_alloc(void **ptr, size_t bytes, const char *what,
+                        char *msg, size_t cap);
+#define DALLOC(ptr, bytes, what)                                              \
+    do {                                                                      \
+        status = gpucor_device_alloc((void **) &(ptr), (bytes), (what), msg,  \
+                                     msgcap);                                 \
+        if (status != GPUCOR_OK) goto cleanup;                                \
+    } while (0)
+
+/* The per-session context: one stream, one cuBLAS handle and the two
+ * pinned staging buffers of the output pipeline, created on first use and
+ * kept, because creating them costs more than a small problem's whole run
+ * (pinning 2 x 64 MiB alone takes tens of milliseconds).  Released by
+ * gpucor_cuda_release() when the package is unloaded, and dropped after
+ * any CUDA error so the next call starts clean. */
+typedef struct {
+    cudaStream_t st;
+    cublasHandle_t h;
+    void *pinned[2];
+    size_t pinned_bytes;
+} gpucor_ctx;
+
+int gpucor_ctx_get(gpucor_ctx **ctx, size_t pinned_bytes, char *msg,
+                   size_t msgcap);
+void gpucor_ctx_drop(void);
+
+#endif

@@ -1,0 +1,288 @@
+/*
+ * cor.cu -- correlation matrices and correlation distances on the GPU.
+ *
+ * The columns are uploaded once, ranked (Spearman) and standardized on the
+ * device, then the result is produced slab by slab through the output
+ * pipeline: a slab is the product Z^T Z[, j0:j1] from cuBLAS (DGEMM or
+ * SGEMM), fixed up in place (NA and zero-sd flags, clamping to [-1, 1], the
+ * unit diagonal) for a matrix, or packed into 'dist' order with 1 - r for a
+ * distance.  Slab widths come from the device memory budget, so results
+ * far larger than the GPU memory are produced in pieces.
+ */
+#include <math.h>
+#include "pipeline.cuh"
+#include "prep.cuh"
+
+static cublasStatus_t gemm_tn(cublasHandle_t h, int m, int n, int k,
+                              const double *a, int lda, const double *b,
+                              int ldb, double *c, int ldc)
+{
+    const double one = 1.0, zero = 0.0;
+    return cublasDgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, a, lda, b,
+                       ldb, &zero, c, ldc);
+}
+static cublasStatus_t gemm_tn(cublasHandle_t h, int m, int n, int k,
+                              const float *a, int lda, const float *b, int ldb,
+                              float *c, int ldc)
+{
+    const float one = 1.0f, zero = 0.0f;
+    return cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, a, lda, b,
+                       ldb, &zero, c, ldc);
+}
+
+template <typename T>
+__device__ static inline T fix(T r, unsigned f)
+{
+    if (f & (COL_HAS_NA | COL_ZERO_SD)) return na_value<T>();
+    return r >= (T) 1 ? (T) 1 : (r <= (T) -1 ? (T) -1 : r);
+}
+
+/* A p x w matrix slab, in place: flags, clamp, unit diagonal. */
+template <typename T>
+__global__ static void fix_matrix(T *c, size_t p, size_t w, size_t j0,
+                                  const unsigned char *fx,
+                                  const unsigned char *fy, int symmetric)
+{
+    size_t k = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    if (k >= p * w) return;
+    size_t i = k % p, j = j0 + k / p;
+    T r = fix(c[k], fx[i] | fy[j]);
+    if (symmetric && i == j) r = (T) 1;
+    c[k] = r;
+}
+
+/* Pack rows i > j of the slab's columns j0 <= j < j1 (G is (v - j0) x w,
+ * leading dimension v - j0) into 'dist' order starting at column j0. */
+template <typename T>
+__global__ static void pack_dist(const T *g, size_t v, size_t j0, size_t w,
+                                 const unsigned char *f, int transform,
+                                 T *out, int *sd0)
+{
+    size_t b = blockIdx.y;
+    size_t j = j0 + b;
+    size_t i = j + 1 + blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    if (b >= w || i >= v) return;
+    size_t ld = v - j0;
+    /* offset of column j in dist order minus that of column j0 */
+    size_t off = (j * v - j * (j + 1) / 2) - (j0 * v - j0 * (j0 + 1) / 2);
+    unsigned fl = f[i] | f[j];
+    T r = fix(g[(i - j0) + b * ld], fl);
+    if (fl & COL_ZERO_SD) *sd0 = 1;
+    /* NA is written as such: GPU arithmetic on NaN does not keep R's payload */
+    out[off + (i - j - 1)] = (fl & (COL_HAS_NA | COL_ZERO_SD)) ? na_value<T>()
+                             : transform ? (T) 1 - fabs(r) : (T) 1 - r;
+}
+
+/* Rows -> columns (dist_rows) and row subsets (complete modes). */
+__global__ static void gather_rows(const double *x, size_t n, size_t p,
+                                   const int *rows, size_t m, double *out)
+{
+    size_t k = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    if (k >= m * p) return;
+    size_t r = k % m, c = k / m;
+    out[k] = x[(size_t) rows[r] + c * n];
+}
+
+template <typename T>
+struct cor_ctx {
+    cublasHandle_t h;
+    const T *zx, *zy;
+    const unsigned char *fx, *fy;
+    size_t m, v, q, w, nslabs;
+    int symmetric, dist, transform;
+    T *g;          /* GEMM slab for dist */
+    int *sd0;      /* device flag */
+};
+
+template <typename T>
+static int produce(void *vctx, size_t s, void *dout, slab_info *info,
+                   cudaStream_t st, char *msg, size_t msgcap)
+{
+    cor_ctx<T> *c = (cor_ctx<T> *) vctx;
+    int status = GPUCOR_OK;
+    size_t j0 = s * c->w, w = c->w;
+    if (!c->dist) {
+        if (j0 + w > c->q) w = c->q - j0;
+        CUBLAS(gemm_tn(c->h, (int) c->v, (int) w, (int) c->m, c->zx, (int) c->m,
+                       c->zy + j0 * c->m, (int) c->m, (T *) dout, (int) c->v));
+        size_t len = c->v * w;
+        fix_matrix<T><<<(unsigned) ((len + 255) / 256), 256, 0, st>>>(
+            (T *) dout, c->v, w, j0, c->fx, c->fy, c->symmetric);
+        LAUNCHED("fix_matrix");
+        info->count = len;
+        info->host_offset = j0 * c->v;
+    } else {
+        size_t v = c->v;
+        if (j0 + w > v - 1) w = v - 1 - j0;   /* the last column has no pair */
+        size_t rows = v - j0;
+        CUBLAS(gemm_tn(c->h, (int) rows, (int) w, (int) c->m, c->zx + j0 * c->m,
+                       (int) c->m, c->zx + j0 * c->m, (int) c->m, c->g, (int) rows));
+        dim3 grid((unsigned) ((rows + 255) / 256), (unsigned) w);
+        pack_dist<T><<<grid, 256, 0, st>>>(c->g, v, j0, w, c->fx, c->transform,
+                                          (T *) dout, c->sd0);
+        LAUNCHED("pack_dist");
+        size_t j1 = j0 + w;
+        info->host_offset = j0 * v - j0 * (j0 + 1) / 2;
+        info->count = (j1 * v - j1 * (j1 + 1) / 2) - info->host_offset;
+    }
+cleanup:
+    return status;
+}
+
+template <typename T>
+static int run(gpu_cor_problem *pb, char *msg, size_t msgcap)
+{
+    int status = GPUCOR_OK;
+    gpucor_ctx *gc = NULL;
+    cudaStream_t st = NULL;
+    cublasHandle_t h = NULL;
+    double *dx = NULL, *dy = NULL, *dtmp = NULL;
+    int *drows = NULL, *dsd0 = NULL;
+    T *zx = NULL, *zy = NULL, *g = NULL;
+    unsigned char *fx = NULL, *fy = NULL;
+    int sd0 = 0;
+    int symmetric = pb->y == NULL;
+    /* m observations of v variables (x) and q (y) */
+    size_t m, v, q;
+    if (pb->dist_rows) { m = pb->p; v = pb->n; }
+    else { m = pb->rows ? pb->nobs : pb->n; v = pb->p; }
+    q = symmetric ? v : pb->q;
+
+    status = gpucor_ctx_get(&gc, GPUCOR_SLAB_BYTES, msg, msgcap);
+    if (status != GPUCOR_OK) return status;
+    st = gc->st;
+    h = gc->h;
+
+    /* columns on the device, m x v (and m x q) */
+    for (int side = 0; side < (symmetric ? 1 : 2); side++) {
+        const double *src = side ? pb->y : pb->x;
+        size_t nc = side ? q : (pb->dist_rows ? pb->p : v);
+        double **dst = side ? &dy : &dx;
+        size_t n = pb->n;
+        DALLOC(*dst, m * (pb->dist_rows ? pb->n : nc) * sizeof(double), "input columns");
+        if (pb->dist_rows) {
+            /* upload the n x p matrix, transpose on the device to p x n */
+            DALLOC(dtmp, n * pb->p * sizeof(double), "input");
+            CU(cudaMemcpyAsync(dtmp, src, n * pb->p * sizeof(double),
+                               cudaMemcpyHostToDevice, st));
+            const double one = 1.0, zero = 0.0;
+            CUBLAS(cublasDgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, (int) pb->p, (int) n,
+                               &one, dtmp, (int) n, &zero, dtmp, (int) pb->p,
+                               *dst, (int) pb->p));
+        } else if (pb->rows) {
+            DALLOC(dtmp, n * nc * sizeof(double), "input");
+            if (!drows) {
+                DALLOC(drows, m * sizeof(int), "row index");
+                CU(cudaMemcpyAsync(drows, pb->rows, m * sizeof(int),
+                                   cudaMemcpyHostToDevice, st));
+            }
+            CU(cudaMemcpyAsync(dtmp, src, n * nc * sizeof(double),
+                               cudaMemcpyHostToDevice, st));
+            size_t len = m * nc;
+            if (len) {
+                gather_rows<<<(unsigned) ((len + 255) / 256), 256, 0, st>>>(
+                    dtmp, n, nc, drows, m, *dst);
+                LAUNCHED("gather_rows");
+            }
+        } else {
+            CU(cudaMemcpyAsync(*dst, src, n * nc * sizeof(double),
+                               cudaMemcpyHostToDevice, st));
+        }
+        CU(cudaStreamSynchronize(st));
+        cudaFree(dtmp);
+        dtmp = NULL;
+    }
+
+    /* ranks and standardized columns */
+    DALLOC(fx, v, "flags");
+    DALLOC(zx, m * v * sizeof(T), "standardized columns");
+    if (!symmetric) {
+        DALLOC(fy, q, "flags");
+        DALLOC(zy, m * q * sizeof(T), "standardized columns");
+    }
+    if (pb->method == COR_SPEARMAN && !pb->cosine) {
+        status = gpucor_rank_columns(dx, m, v, st, msg, msgcap);
+        if (status == GPUCOR_OK && !symmetric)
+            status = gpucor_rank_columns(dy, m, q, st, msg, msgcap);
+        if (status != GPUCOR_OK) goto cleanup;
+    }
+    {
+        int r_rule = pb->out_kind == 0;   /* stats' cor(), not a distance */
+        status = gpucor_standardize<T>(dx, m, v, !pb->cosine, r_rule, zx, fx, st,
+                                       msg, msgcap);
+        if (status == GPUCOR_OK && !symmetric)
+            status = gpucor_standardize<T>(dy, m, q, !pb->cosine, r_rule, zy, fy,
+                                           st, msg, msgcap);
+    }
+    if (status != GPUCOR_OK) goto cleanup;
+    CU(cudaStreamSynchronize(st));
+    cudaFree(dx); dx = NULL;
+    cudaFree(dy); dy = NULL;
+    DALLOC(dsd0, sizeof(int), "flag");
+    CU(cudaMemsetAsync(dsd0, 0, sizeof(int), st));
+
+    {
+        cor_ctx<T> c;
+        c.h = h; c.zx = zx; c.zy = symmetric ? zx : zy;
+        c.fx = fx; c.fy = symmetric ? fx : fy;
+        c.m = m; c.v = v; c.q = q;
+        c.symmetric = symmetric;
+        c.dist = pb->out_kind == 1;
+        c.transform = pb->dist_transform;
+        c.g = NULL; c.sd0 = dsd0;
+        /* slab width: the output slab, two pinned staging buffers of the
+         * same size on the host, and for dist the GEMM slab; keep the
+         * device share within the budget and each slab <= 256 MiB so the
+         * pipeline has several stages to overlap */
+        size_t rows = v;
+        size_t budget = gpucor_device_budget(&pb->host);
+        size_t used = m * (v + (symmetric ? 0 : q)) * sizeof(T);
+        size_t avail = budget > used ? budget - used : 0;
+        size_t per_col = rows * sizeof(T) * (c.dist ? 2 : 1);
+        size_t w = avail / (per_col ? per_col : 1);
+        size_t cap = GPUCOR_SLAB_BYTES / (rows * sizeof(T));
+        if (w > cap) w = cap;
+        if (pb->host.slab_cols) w = pb->host.slab_cols < cap ? pb->host.slab_cols : cap;
+        if (w < 1) {
+            snprintf(msg, msgcap, "out of GPU memory: %.1f MiB free for a "
+                     "slab needing %.1f MiB", avail / 1048576.0,
+                     per_col / 1048576.0);
+            status = GPUCOR_ERR_ALLOC;
+            goto cleanup;
+        }
+        size_t ncols = c.dist ? (v > 0 ? v - 1 : 0) : q;
+        if (w > ncols && ncols > 0) w = ncols;
+        c.w = w;
+        c.nslabs = ncols ? (ncols + w - 1) / w : 0;
+        if (c.dist && c.nslabs) DALLOC(g, rows * w * sizeof(T), "product slab");
+        c.g = g;
+        size_t max_count = c.dist ? rows * w : v * w;
+        status = gpucor_pipeline(produce<T>, &c, c.nslabs, max_count,
+                                 sizeof(T) == sizeof(float), pb->out, &pb->host,
+                                 gc, msg, msgcap);
+        if (status != GPUCOR_OK) goto cleanup;
+        CU(cudaMemcpy(&sd0, dsd0, sizeof(int), cudaMemcpyDeviceToHost));
+        pb->sd0 = sd0;
+        if (pb->flags_out) {
+            CU(cudaMemcpy(pb->flags_out, fx, v, cudaMemcpyDeviceToHost));
+            if (!symmetric)
+                CU(cudaMemcpy(pb->flags_out + v, fy, q, cudaMemcpyDeviceToHost));
+        }
+    }
+
+cleanup:
+    if (st) cudaStreamSynchronize(st);
+    cudaFree(dx); cudaFree(dy); cudaFree(dtmp); cudaFree(drows); cudaFree(dsd0);
+    cudaFree(zx); cudaFree(zy); cudaFree(g); cudaFree(fx); cudaFree(fy);
+    /* after a CUDA failure the cached context may be unusable: start over */
+    if (status != GPUCOR_OK && status != GPUCOR_ERR_INTERRUPT) gpucor_ctx_drop();
+    return status;
+}
+
+extern "C" int gpucor_cuda_cor(gpu_cor_problem *pb)
+{
+    pb->msg[0] = '\0';
+    pb->sd0 = 0;
+    if (pb->single) return run<float>(pb, pb->msg, sizeof pb->msg);
+    return run<double>(pb, pb->msg, sizeof pb->msg);
+}

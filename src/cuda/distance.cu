@@ -1,0 +1,328 @@
+/*
+ * distance.cu -- stats::dist()'s six metrics on the GPU: one generic tiled
+ * pairwise kernel, and a small op per metric (init / add / finish).
+ *
+ * A block computes a 64 x 64 tile of pairs (rows i of the slab's row range
+ * against its columns j), staging 16 coordinates of both row sets in shared
+ * memory at a time; each of the 256 threads accumulates 4 x 4 pairs in
+ * registers.  x stays in R's column-major layout, so the 64 rows of one
+ * coordinate are contiguous and the tile loads are coalesced.  Pairs with
+ * i > j are written straight into 'dist' order (no n x n buffer).
+ *
+ * Two instantiations per metric: NA = false for data that is all finite
+ * (padding coordinates are 0, which adds nothing), and NA = true with R's
+ * rule inside the kernel: a coordinate where either value is NA/NaN or the
+ * difference is NaN is skipped, the sum is rescaled by nc / count, NA when
+ * nothing is left (padding is NaN there, so it is skipped too).
+ * Differences are taken directly, never |x|^2 + |y|^2 - 2 x.y, so
+ * near-duplicate rows keep every digit.
+ */
+#include <math.h>
+#include <float.h>
+#include "pipeline.cuh"
+#include "prep.cuh"
+
+#define BM 64
+#define BN 64
+#define BK 16
+
+template <typename T> __device__ inline T tiny(void);
+template <> __device__ inline double tiny<double>(void) { return DBL_MIN; }
+template <> __device__ inline float tiny<float>(void) { return FLT_MIN; }
+template <typename T> __device__ inline T big(void);
+template <> __device__ inline double big<double>(void) { return DBL_MAX; }
+template <> __device__ inline float big<float>(void) { return FLT_MAX; }
+
+/* Skip rule shared by the metrics that sum |x - y| terms. */
+#define SKIP_NA(x, y, d)                                                      \
+    if (NA && (isnan(x) || isnan(y))) return;                                 \
+    T d = (x) - (y);                                                          \
+    if (NA && isnan(d)) return;
+
+template <typename T> struct acc_t { T s; int n; int k; };
+
+template <typename T> struct op_euclidean {
+    static const bool every_coordinate_counts = true;
+    __device__ static void init(acc_t<T> &a) { a.s = 0; a.n = 0; }
+    template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T) {
+        SKIP_NA(x, y, d) a.s += d * d; a.n++;
+    }
+    __device__ static T finish(const acc_t<T> &a, int nc, T) {
+        T s = a.s;
+        if (a.n != nc) s /= ((T) a.n / (T) nc);
+        return sqrt(s);
+    }
+};
+template <typename T> struct op_manhattan {
+    static const bool every_coordinate_counts = true;
+    __device__ static void init(acc_t<T> &a) { a.s = 0; a.n = 0; }
+    template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T) {
+        SKIP_NA(x, y, d) a.s += fabs(d); a.n++;
+    }
+    __device__ static T finish(const acc_t<T> &a, int nc, T) {
+        T s = a.s;
+        if (a.n != nc) s /= ((T) a.n / (T) nc);
+        return s;
+    }
+};
+template <typename T> struct op_maximum {
+    static const bool every_coordinate_counts = true;
+    __device__ static void init(acc_t<T> &a) { a.s = -big<T>(); a.n = 0; }
+    template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T) {
+        SKIP_NA(x, y, d) T e = fabs(d); if (e > a.s) a.s = e; a.n++;
+    }
+    __device__ static T finish(const acc_t<T> &a, int, T) { return a.s; }
+};
+template <typename T> struct op_canberra {
+    /* counts depend on the values (0/0 terms, zeros): never assumed */
+    static const bool every_coordinate_counts = false;
+    __device__ static void init(acc_t<T> &a) { a.s = 0; a.n = 0; }
+    template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T) {
+        if (NA && (isnan(x) || isnan(y))) return;
+        T sum = fabs(x) + fabs(y), diff = fabs(x - y);
+        /* stats drops 0/0 terms (and rescales); Inf/Inf counts as 1 */
+        if (!(sum > tiny<T>() || diff > tiny<T>())) return;
+        T dev = diff / sum;
+        if (isnan(dev)) {
+            if (!(!isfinite(diff) && diff == sum)) return;
+            dev = 1;
+        }
+        a.s += dev; a.n++;
+    }
+    __device__ static T finish(const acc_t<T> &a, int nc, T) {
+        T s = a.s;
+        if (a.n != nc) s /= ((T) a.n / (T) nc);
+        return s;
+    }
+};
+template <typename T> struct op_minkowski {
+    static const bool every_coordinate_counts = true;
+    __device__ static void init(acc_t<T> &a) { a.s = 0; a.n = 0; }
+    template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T p) {
+        SKIP_NA(x, y, d)
+        T e = fabs(d);
+        a.s += (e == 1 || e == 0) ? e : (p == 2 ? e * e : pow(e, p));
+        a.n++;
+    }
+    __device__ static T finish(const acc_t<T> &a, int nc, T p) {
+        T s = a.s;
+        if (a.n != nc) s /= ((T) a.n / (T) nc);
+        return (s == 1 || s == 0) ? s : pow(s, (T) 1 / p);
+    }
+};
+/* binary: n = coordinates where either is nonzero, k = where exactly one
+ * is, s = coordinates used at all (stats' 'total') */
+template <typename T> struct op_binary {
+    /* counts depend on the values (0/0 terms, zeros): never assumed */
+    static const bool every_coordinate_counts = false;
+    __device__ static void init(acc_t<T> &a) { a.s = 0; a.n = 0; a.k = 0; }
+    template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T) {
+        if (NA && (isnan(x) || isnan(y) || !isfinite(x) || !isfinite(y))) return;
+        if (x != 0 || y != 0) { a.n++; if (!(x != 0 && y != 0)) a.k++; }
+        a.s += 1;
+    }
+    __device__ static T finish(const acc_t<T> &a, int, T) {
+        if (a.n == 0) return 0;
+        return (T) a.k / (T) a.n;
+    }
+};
+
+template <typename T, typename OP>
+__device__ inline bool empty_acc(const acc_t<T> &a) { return a.n == 0; }
+template <>
+__device__ inline bool empty_acc<double, op_binary<double> >(const acc_t<double> &a) { return a.s == 0; }
+template <>
+__device__ inline bool empty_acc<float, op_binary<float> >(const acc_t<float> &a) { return a.s == 0; }
+
+template <typename T, typename OP, bool NA>
+__global__ static void __launch_bounds__(256)
+dist_tile(const T *x, size_t n, int p, size_t j0, size_t j1, T power, T *out)
+{
+    __shared__ T sa[BK][BM];
+    __shared__ T sb[BK][BN];
+    size_t ib = j0 + blockIdx.x * (size_t) BM, jb = j0 + blockIdx.y * (size_t) BN;
+    if (ib + BM - 1 <= jb) return;          /* tile entirely on or above the diagonal */
+    int t = threadIdx.x, tx = t % 16, ty = t / 16;
+    acc_t<T> acc[4][4];
+#pragma unroll
+    for (int a = 0; a < 4; a++)
+#pragma unroll
+        for (int b = 0; b < 4; b++) OP::init(acc[a][b]);
+    const T pad = NA ? (T) NAN : (T) 0;
+    for (int k0 = 0; k0 < p; k0 += BK) {
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            int idx = t + 256 * e, r = idx % BM, kk = idx / BM;
+            size_t i = ib + r, j = jb + r;
+            int k = k0 + kk;
+            sa[kk][r] = (i < n && k < p) ? x[i + (size_t) k * n] : pad;
+            sb[kk][r] = (j < j1 && k < p) ? x[j + (size_t) k * n] : pad;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int kk = 0; kk < BK; kk++) {
+            T av[4], bv[4];
+#pragma unroll
+            for (int a = 0; a < 4; a++) av[a] = sa[kk][tx + 16 * a];
+#pragma unroll
+            for (int b = 0; b < 4; b++) bv[b] = sb[kk][ty + 16 * b];
+#pragma unroll
+            for (int a = 0; a < 4; a++)
+#pragma unroll
+                for (int b = 0; b < 4; b++)
+                    OP::template add<NA>(acc[a][b], av[a], bv[b], power);
+        }
+        __syncthreads();
+    }
+    size_t base0 = j0 * n - j0 * (j0 + 1) / 2;
+#pragma unroll
+    for (int b = 0; b < 4; b++) {
+        size_t j = jb + ty + 16 * b;
+        if (j >= j1) continue;
+        size_t off = (j * n - j * (j + 1) / 2) - base0 - j - 1;
+#pragma unroll
+        for (int a = 0; a < 4; a++) {
+            size_t i = ib + tx + 16 * a;
+            if (i <= j || i >= n) continue;
+            T r;
+            if (!NA && OP::every_coordinate_counts) {
+                /* the zero padding was counted too; all p real ones were used */
+                acc_t<T> c = acc[a][b];
+                c.n = p;
+                r = OP::finish(c, p, power);
+            } else {
+                r = empty_acc<T, OP>(acc[a][b]) ? na_value<T>()
+                                                : OP::finish(acc[a][b], p, power);
+            }
+            out[off + i] = r;
+        }
+    }
+}
+
+/* flag[0]: some value non-finite; flag[1]: some value NaN/NA */
+template <typename T>
+__global__ static void convert_scan(const double *x, size_t len, T *y, int *flag)
+{
+    size_t k = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    if (k >= len) return;
+    double v = x[k];
+    y[k] = (T) v;
+    if (!isfinite(v)) flag[0] = 1;
+}
+
+template <typename T>
+struct dist_ctx {
+    const T *x;
+    size_t n, w;
+    int p, method, na;
+    T power;
+};
+
+template <typename T, typename OP>
+static void launch(const dist_ctx<T> *c, size_t j0, size_t j1, T *out,
+                   cudaStream_t st)
+{
+    dim3 grid((unsigned) ((c->n - j0 + BM - 1) / BM),
+              (unsigned) ((j1 - j0 + BN - 1) / BN));
+    if (c->na)
+        dist_tile<T, OP, true><<<grid, 256, 0, st>>>(c->x, c->n, c->p, j0, j1, c->power, out);
+    else
+        dist_tile<T, OP, false><<<grid, 256, 0, st>>>(c->x, c->n, c->p, j0, j1, c->power, out);
+}
+
+template <typename T>
+static int produce(void *vctx, size_t s, void *dout, slab_info *info,
+                   cudaStream_t st, char *msg, size_t msgcap)
+{
+    dist_ctx<T> *c = (dist_ctx<T> *) vctx;
+    int status = GPUCOR_OK;
+    size_t n = c->n, j0 = s * c->w, j1 = j0 + c->w;
+    if (j1 > n - 1) j1 = n - 1;
+    T *out = (T *) dout;
+    switch (c->method) {
+    case DIST_EUCLIDEAN: launch<T, op_euclidean<T> >(c, j0, j1, out, st); break;
+    case DIST_MAXIMUM:   launch<T, op_maximum<T> >(c, j0, j1, out, st); break;
+    case DIST_MANHATTAN: launch<T, op_manhattan<T> >(c, j0, j1, out, st); break;
+    case DIST_CANBERRA:  launch<T, op_canberra<T> >(c, j0, j1, out, st); break;
+    case DIST_BINARY:    launch<T, op_binary<T> >(c, j0, j1, out, st); break;
+    default:             launch<T, op_minkowski<T> >(c, j0, j1, out, st); break;
+    }
+    LAUNCHED("dist_tile");
+    info->host_offset = j0 * n - j0 * (j0 + 1) / 2;
+    info->count = (j1 * n - j1 * (j1 + 1) / 2) - info->host_offset;
+cleanup:
+    return status;
+}
+
+template <typename T>
+static int run(gpu_dist_problem *pb, char *msg, size_t msgcap)
+{
+    int status = GPUCOR_OK;
+    gpucor_ctx *gc = NULL;
+    cudaStream_t st = NULL;
+    double *dx = NULL;
+    T *x = NULL;
+    int *flag = NULL, hflag[1] = {0};
+    size_t n = pb->n, len = pb->n * pb->p;
+    if (n < 2) return GPUCOR_OK;
+
+    status = gpucor_ctx_get(&gc, GPUCOR_SLAB_BYTES, msg, msgcap);
+    if (status != GPUCOR_OK) return status;
+    st = gc->st;
+    DALLOC(dx, len * sizeof(double), "input");
+    DALLOC(x, len * sizeof(T), "input");
+    DALLOC(flag, sizeof(int), "flag");
+    CU(cudaMemsetAsync(flag, 0, sizeof(int), st));
+    CU(cudaMemcpyAsync(dx, pb->x, len * sizeof(double), cudaMemcpyHostToDevice, st));
+    if (len) {
+        convert_scan<T><<<(unsigned) ((len + 255) / 256), 256, 0, st>>>(dx, len, x, flag);
+        LAUNCHED("convert_scan");
+    }
+    CU(cudaMemcpyAsync(hflag, flag, sizeof(int), cudaMemcpyDeviceToHost, st));
+    CU(cudaStreamSynchronize(st));
+    cudaFree(dx);
+    dx = NULL;
+    /* the scan only says whether the fast path applies; binary's warning
+     * about non-finite values is decided by the caller on the host */
+    pb->nonfinite_binary = 0;
+    {
+        dist_ctx<T> c;
+        c.x = x; c.n = n; c.p = (int) pb->p; c.method = pb->method;
+        c.na = hflag[0] != 0; c.power = (T) pb->power;
+        size_t budget = gpucor_device_budget(&pb->host);
+        size_t avail = budget > len * sizeof(T) ? budget - len * sizeof(T) : 0;
+        size_t w = avail / (n * sizeof(T));
+        size_t cap = GPUCOR_SLAB_BYTES / (n * sizeof(T));
+        if (w > cap) w = cap;
+        if (w >= BN) w -= w % BN;   /* whole tiles per slab */
+        if (pb->host.slab_cols) w = pb->host.slab_cols < cap ? pb->host.slab_cols : cap;
+        if (w < 1) {
+            snprintf(msg, msgcap, "out of GPU memory: %.1f MiB free for a "
+                     "slab needing %.1f MiB", avail / 1048576.0,
+                     n * sizeof(T) / 1048576.0);
+            status = GPUCOR_ERR_ALLOC;
+            goto cleanup;
+        }
+        if (w > n - 1) w = n - 1;
+        c.w = w;
+        size_t nslabs = (n - 1 + w - 1) / w;
+        status = gpucor_pipeline(produce<T>, &c, nslabs, n * w,
+                                 sizeof(T) == sizeof(float), pb->out,
+                                 &pb->host, gc, msg, msgcap);
+    }
+
+cleanup:
+    if (st) cudaStreamSynchronize(st);
+    cudaFree(dx);
+    cudaFree(x);
+    cudaFree(flag);
+    if (status != GPUCOR_OK && status != GPUCOR_ERR_INTERRUPT) gpucor_ctx_drop();
+    return status;
+}
+
+extern "C" int gpucor_cuda_dist(gpu_dist_problem *pb)
+{
+    pb->msg[0] = '\0';
+    if (pb->single) return run<float>(pb, pb->msg, sizeof pb->msg);
+    return run<double>(pb, pb->msg, sizeof pb->msg);
+}

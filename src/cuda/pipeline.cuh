@@ -1,0 +1,39 @@
+/*
+ * pipeline.cuh -- the output pipeline shared by every GPU method.
+ *
+ * The result (a p x q matrix or a packed 'dist') is produced in slabs, each
+ * one contiguous range of the R result.  While the device computes slab s
+ * and copies it to pinned staging buffer s % 2, the host copies slab s - 1
+ * from the other staging buffer into R memory with several threads.  For
+ * large results the host write is the bottleneck (fresh pages are faulted
+ * in on first touch), so everything else is arranged to hide behind it.
+ */
+#ifndef GPUCOR_PIPELINE_CUH
+#define GPUCOR_PIPELINE_CUH
+
+#include "check.cuh"
+
+typedef struct {
+    size_t count;        /* elements written into the device slab buffer */
+    size_t host_offset;  /* where they go in the R result */
+} slab_info;
+
+/* Enqueues slab s on stream st into dout; fills *info.  Returns a status
+ * (and a message in msg) if an enqueue failed. */
+typedef int (*slab_producer)(void *ctx, size_t s, void *dout, slab_info *info,
+                             cudaStream_t st, char *msg, size_t msgcap);
+
+int gpucor_pipeline(slab_producer produce, void *ctx, size_t nslabs,
+                    size_t max_count, int is_float, double *host_out,
+                    gpu_host *host, gpucor_ctx *gc, char *msg,
+                    size_t msgcap);
+
+/* Slabs are at most this many bytes: several stages for the pipeline to
+ * overlap, and pinned staging that is cheap to keep (2 x 64 MiB). */
+#define GPUCOR_SLAB_BYTES ((size_t) 64 << 20)
+
+/* Byte budget of device memory for this call: the option cap if set, else
+ * 90% of what is free now. */
+size_t gpucor_device_budget(const gpu_host *host);
+
+#endif

@@ -1,0 +1,38 @@
+/*
+ * prep.cuh -- getting columns ready for the product path on the device:
+ * ranks (Spearman) and standardization (Pearson, Spearman, cosine).
+ */
+#ifndef GPUCOR_PREP_CUH
+#define GPUCOR_PREP_CUH
+#include "check.cuh"
+
+/* Mid-ranks of each of the v columns of a (m rows, stride m), in place; NaN
+ * stays NaN.  Any m: the sort is CUB's segmented sort, not a power-of-two
+ * network. */
+int gpucor_rank_columns(double *a, size_t m, size_t v, cudaStream_t st,
+                        char *msg, size_t msgcap);
+
+/* z[, c] = (a[, c] - mean) / sqrt(sum of squares) as T; flags[c] gets
+ * COL_HAS_NA (NaN present) / COL_ZERO_SD (all values equal, or with r_rule
+ * a variance that underflows a double, as stats' cor() treats it). */
+template <typename T>
+int gpucor_standardize(const double *a, size_t m, size_t v, int center,
+                       int r_rule, T *z, unsigned char *flags, cudaStream_t st,
+                       char *msg, size_t msgcap);
+
+/* R's NA_real_ (a NaN whose low word is 1954); in float a NaN with payload
+ * GPUCOR_FLOAT_NA_BITS, which the host copy-out turns into NA_real_ (a float
+ * cannot hold R's payload). */
+template <typename T> __device__ inline T na_value(void);
+template <> __device__ inline double na_value<double>(void)
+{
+    return __longlong_as_double(0x7ff00000000007a2LL);
+}
+template <> __device__ inline float na_value<float>(void)
+{
+    return __int_as_float((int) GPUCOR_FLOAT_NA_BITS);
+}
+
+#define COL_HAS_NA  1u
+#define COL_ZERO_SD 2u
+#endif

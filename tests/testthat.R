@@ -1,0 +1,4 @@
+library(testthat)
+library(gpucor)
+
+test_check("gpucor")
