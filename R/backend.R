@@ -53,8 +53,10 @@ gpu_info <- function() {
 #'   \item{`gpucor.progress`}{Show a progress bar for GPU runs longer than two
 #'     seconds in interactive sessions (default `TRUE`).}
 #'   \item{`gpucor.gpu_min_work`}{The size (pairs times observations) from
-#'     which `backend = "auto"` uses the GPU; default 2e8, the crossover
-#'     measured on an H100 (smaller problems finish sooner on the CPU).}
+#'     which `backend = "auto"` uses the GPU; default 1e8 (e.g. 800 columns of
+#'     300 observations).  Measured on an H100 with 16 cores: below it both
+#'     engines take a few milliseconds, and the first GPU call of a session
+#'     also pays for creating the GPU context.}
 #'   \item{`gpucor.gpu_slab`}{For testing: force the number of output columns
 #'     per slab of the GPU pipeline (default: from the memory budget).}
 #' }
@@ -97,9 +99,12 @@ NULL
     "gpu" else "cpu"
 }
 
-# Measured crossover (bench/gpu.R on an H100 with 16 cores): below about
-# this many pair-observations the CPU engine finishes first.
-.gpu_min_work <- 2e8
+# bench/gpu.R "crossover" on an H100 with 16 cores (2026-11-22): once the
+# session's GPU context exists the GPU is faster from about 1e7
+# pair-observations on (1 vs 3 ms), but the first GPU call of a session pays
+# for creating the context; below 1e8 both engines take milliseconds, so
+# "auto" keeps such problems on the CPU.
+.gpu_min_work <- 1e8
 
 # The options vector the C entry points read: use_gpu, single, device
 # memory cap (bytes, 0 = free memory), forced slab width (0 = automatic),

@@ -153,7 +153,8 @@ test_that("gpu_dist longer than 2^31 (70000 x 8) is right where sampled", {
   d <- gpu_dist(x, backend = "gpu")
   expect_identical(length(d), n * (n - 1) / 2)
   # dist index of (i, j), i > j, 1-based: n*(j-1) - j*(j-1)/2 + i - j
-  j <- c(1, 2, sample(n - 1, 2000), n - 1); i <- pmin(n, j + c(1, sample(n, 2003, TRUE)))
+  j <- c(1, 2, sample(n - 1, 2000), n - 1)
+  i <- pmin(n, j + sample(n, length(j), TRUE))
   i[i <= j] <- j[i <= j] + 1
   k <- n * (j - 1) - j * (j - 1) / 2 + i - j
   want <- sqrt(rowSums((x[i, , drop = FALSE] - x[j, , drop = FALSE])^2))
