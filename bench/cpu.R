@@ -4,6 +4,7 @@
 #   Rscript bench/cpu.R            (reps = 3, all cores)
 # Each case: one warm-up, then the median of 'reps' timed runs.
 suppressPackageStartupMessages(library(gpucor))
+options(width = 200)
 reps <- as.integer(Sys.getenv("BENCH_REPS", "3"))
 threads <- as.integer(Sys.getenv("BENCH_THREADS", parallel::detectCores()))
 options(gpucor.threads = threads)
@@ -59,7 +60,7 @@ add("euclidean dist 5000x500", "floor: numeric(n(n-1)/2)",
 res <- do.call(rbind, rows)
 cat(sprintf("gpucor %s CPU benchmark, %s, %d threads, R %s, BLAS %s\n",
             packageVersion("gpucor"), format(Sys.time(), "%Y-%m-%d"), threads,
-            getRversion(), basename(extSoFile <- La_library())))
+            getRversion(), basename(extSoftVersion()[["BLAS"]])))
 cat(sprintf("CPU: %s\n", tryCatch(sub(".*: *", "", grep("model name", readLines("/proc/cpuinfo"), value = TRUE)[1]),
                                   error = function(e) "unknown")))
 print(res, row.names = FALSE)

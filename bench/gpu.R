@@ -9,6 +9,7 @@
 # (x_floor is relative to the floor row of each case; for the crossover
 # rows, relative to the CPU engine.)
 suppressPackageStartupMessages(library(gpucor))
+options(width = 200)
 which <- commandArgs(TRUE)[1]; if (is.na(which)) which <- "small"
 reps <- as.integer(Sys.getenv("BENCH_REPS", "3"))
 options(gpucor.profile = TRUE)
