@@ -42,6 +42,11 @@ void cpu_rank(const double *x, size_t n, double *rank, size_t *idx);
 void cpu_order(const double *x, size_t *idx, size_t n, size_t *tmp);
 
 /* ---- standardized columns (standardize.c) --------------------------------
+ * stats' two-pass mean (cov.c's MEAN): long-double sum, then the mean of the
+ * residuals added back; returned, as stats keeps it, in a double. */
+double cpu_r_mean(const double *v, size_t n);
+
+/*
  * Column c of the n-row, column-major x (column stride ldx) is read at rows
  * rows[0..nobs-1] (all rows when rows is NULL), ranked first when 'rank' is
  * set, centred with R's two-pass long-double mean (unless 'center' is 0) and

@@ -46,20 +46,6 @@ double cpu_pearson_pair(const double *x, const double *y, size_t n, int *sd0)
     return clamp1(sum / (sqrtl(xsd) * sqrtl(ysd)));
 }
 
-/* stats' two-pass mean (cov.c's MEAN) of v[0..n-1] */
-static long double mean2(const double *v, size_t n)
-{
-    long double s = 0.0L;
-    for (size_t k = 0; k < n; k++) s += v[k];
-    long double tmp = s / (long double) n;
-    if (isfinite((double) tmp)) {
-        s = 0.0L;
-        for (size_t k = 0; k < n; k++) s += (v[k] - tmp);
-        tmp = tmp + s / (long double) n;
-    }
-    return (double) tmp;
-}
-
 double cpu_spearman_pair(const double *x, const double *y, size_t n,
                          double *work, size_t *idx, int *sd0)
 {
@@ -77,7 +63,7 @@ double cpu_spearman_pair(const double *x, const double *y, size_t n,
     if (nobs < 2) return gpucor_na_real;
     cpu_rank(xo, nobs, xr, idx);
     cpu_rank(yo, nobs, yr, idx);
-    long double xm = mean2(xr, nobs), ym = mean2(yr, nobs);
+    long double xm = cpu_r_mean(xr, nobs), ym = cpu_r_mean(yr, nobs);
     long double sum = 0.0L, xs = 0.0L, ys = 0.0L, n1 = (long double) (nobs - 1);
     for (size_t k = 0; k < nobs; k++) {
         sum += (long double) (xr[k] - xm) * (yr[k] - ym);

@@ -17,6 +17,19 @@
 #endif
 #include "cpu.h"
 
+double cpu_r_mean(const double *v, size_t n)
+{
+    long double s = 0.0L;
+    for (size_t k = 0; k < n; k++) s += v[k];
+    long double tmp = s / (long double) n;
+    if (isfinite((double) tmp)) {
+        s = 0.0L;
+        for (size_t k = 0; k < n; k++) s += (v[k] - tmp);
+        tmp = tmp + s / (long double) n;
+    }
+    return (double) tmp;   /* stats keeps the mean in a double */
+}
+
 int cpu_standardize(const double *x, size_t n, size_t p, size_t ldx,
                     size_t stride_obs, const int *rows, size_t nobs,
                     int rank, int center, double *z, size_t ldz,
@@ -55,18 +68,8 @@ int cpu_standardize(const double *x, size_t n, size_t p, size_t ldx,
                 cpu_rank(v, nobs, zc, idx);   /* zc as temporary */
                 for (size_t k = 0; k < nobs; k++) v[k] = zc[k];
             }
-            long double mean = 0.0L, ss = 0.0L;
-            if (center && nobs > 0) {
-                long double s = 0.0L;
-                for (size_t k = 0; k < nobs; k++) s += v[k];
-                long double tmp = s / (long double) nobs;
-                if (isfinite((double) tmp)) {
-                    s = 0.0L;
-                    for (size_t k = 0; k < nobs; k++) s += (v[k] - tmp);
-                    tmp = tmp + s / (long double) nobs;
-                }
-                mean = (double) tmp;   /* stats keeps the mean in double */
-            }
+            long double mean = center && nobs > 0 ? cpu_r_mean(v, nobs) : 0.0L;
+            long double ss = 0.0L;
             for (size_t k = 0; k < nobs; k++) {
                 long double d = v[k] - mean;
                 ss += d * d;

@@ -63,8 +63,7 @@ __global__ static void pack_dist(const T *g, size_t v, size_t j0, size_t w,
     size_t i = j + 1 + blockIdx.x * (size_t) blockDim.x + threadIdx.x;
     if (b >= w || i >= v) return;
     size_t ld = v - j0;
-    /* offset of column j in dist order minus that of column j0 */
-    size_t off = (j * v - j * (j + 1) / 2) - (j0 * v - j0 * (j0 + 1) / 2);
+    size_t off = dist_offset(v, j) - dist_offset(v, j0);
     unsigned fl = f[i] | f[j];
     T r = fix(g[(i - j0) + b * ld], fl);
     if (fl & COL_ZERO_SD) *sd0 = 1;
@@ -121,9 +120,7 @@ static int produce(void *vctx, size_t s, void *dout, slab_info *info,
         pack_dist<T><<<grid, 256, 0, st>>>(c->g, v, j0, w, c->fx, c->transform,
                                           (T *) dout, c->sd0);
         LAUNCHED("pack_dist");
-        size_t j1 = j0 + w;
-        info->host_offset = j0 * v - j0 * (j0 + 1) / 2;
-        info->count = (j1 * v - j1 * (j1 + 1) / 2) - info->host_offset;
+        dist_slab(v, j0, j0 + w, info);
     }
 cleanup:
     return status;

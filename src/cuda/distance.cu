@@ -174,12 +174,12 @@ dist_tile(const T *x, size_t n, int p, size_t j0, size_t j1, T power, T *out)
         }
         __syncthreads();
     }
-    size_t base0 = j0 * n - j0 * (j0 + 1) / 2;
+    size_t base0 = dist_offset(n, j0);
 #pragma unroll
     for (int b = 0; b < 4; b++) {
         size_t j = jb + ty + 16 * b;
         if (j >= j1) continue;
-        size_t off = (j * n - j * (j + 1) / 2) - base0 - j - 1;
+        size_t off = dist_offset(n, j) - base0 - j - 1;
 #pragma unroll
         for (int a = 0; a < 4; a++) {
             size_t i = ib + tx + 16 * a;
@@ -248,8 +248,7 @@ static int produce(void *vctx, size_t s, void *dout, slab_info *info,
     default:             launch<T, op_minkowski<T> >(c, j0, j1, out, st); break;
     }
     LAUNCHED("dist_tile");
-    info->host_offset = j0 * n - j0 * (j0 + 1) / 2;
-    info->count = (j1 * n - j1 * (j1 + 1) / 2) - info->host_offset;
+    dist_slab(n, j0, j1, info);
 cleanup:
     return status;
 }

@@ -18,6 +18,20 @@ typedef struct {
     size_t host_offset;  /* where they go in the R result */
 } slab_info;
 
+/* Start of column j (0-based) of a packed 'dist' of n items: columns of the
+ * lower triangle follow each other, column j holding rows j+1 .. n-1. */
+__host__ __device__ inline size_t dist_offset(size_t n, size_t j)
+{
+    return j * n - j * (j + 1) / 2;
+}
+
+/* The slab of dist columns j0 <= j < j1 is one contiguous range. */
+inline void dist_slab(size_t n, size_t j0, size_t j1, slab_info *info)
+{
+    info->host_offset = dist_offset(n, j0);
+    info->count = dist_offset(n, j1) - info->host_offset;
+}
+
 /* Enqueues slab s on stream st into dout; fills *info.  Returns a status
  * (and a message in msg) if an enqueue failed. */
 typedef int (*slab_producer)(void *ctx, size_t s, void *dout, slab_info *info,
