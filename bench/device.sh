@@ -33,6 +33,32 @@ R
   /usr/local/cuda/bin/compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
     --log-file "$OUT/sanitizer.log" Rscript /tmp/san.R > "$OUT/sanitize-run.log" 2>&1
   echo "compute-sanitizer exit: $?"; tail -3 "$OUT/sanitizer.log"; grep -E "FAIL|PASS" "$OUT/sanitize-run.log" | tail -2 ;;
+interrupt)
+  # Ctrl-C during a GPU run: SIGINT reaches R's handler exactly as Ctrl-C
+  # does; the run must stop at the next slab, free its device memory, raise
+  # an interrupt condition, and leave the session usable for the next call.
+  cat > /tmp/int.R <<'R'
+library(gpucor)
+x <- matrix(rnorm(60000 * 100), 60000)   # minkowski p = 3: pow() keeps the GPU busy for seconds
+invisible(gpu_dist(x[1:2000, ], backend = "gpu"))     # context exists
+free0 <- gpu_info()$memory_free
+writeLines(as.character(Sys.getpid()), "/tmp/int.pid")
+t0 <- Sys.time()
+r <- tryCatch(gpu_dist(x, "minkowski", p = 3, backend = "gpu"), interrupt = function(e) "interrupted")
+cat(sprintf("result: %s after %.2f s\n", if (is.character(r)) r else "completed",
+            as.numeric(Sys.time() - t0, units = "secs")))
+free1 <- gpu_info()$memory_free
+cat(sprintf("device memory free before %.0f MiB, after %.0f MiB\n", free0 / 2^20, free1 / 2^20))
+y <- matrix(rnorm(3000 * 20), 3000)
+stopifnot(isTRUE(all.equal(c(gpu_dist(y, backend = "gpu")), c(dist(y)))))
+cat("next GPU call after the interrupt: OK\n")
+R
+  rm -f /tmp/int.pid
+  Rscript /tmp/int.R > "$OUT/interrupt.log" 2>&1 &
+  rpid=$!
+  while [ ! -s /tmp/int.pid ]; do sleep 0.2; done
+  sleep 1.5; kill -INT "$(cat /tmp/int.pid)"
+  wait $rpid; echo "Rscript exit: $?"; cat "$OUT/interrupt.log" ;;
 bench|bench-*)
   part=${w#bench}; part=${part#-}; part=${part:-small}
   Rscript bench/gpu.R "$part" 2>&1 | tee "$OUT/bench-$part.log" | tail -45 ;;
