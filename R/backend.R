@@ -16,8 +16,13 @@
 #' str(gpu_info())
 #' @export
 gpu_available <- function() {
+  if (!is.null(.gpucor_state$pid) && .gpucor_state$pid != Sys.getpid())
+    return(structure(FALSE, reason = paste(
+      "this is a forked child of the R process that initialized CUDA",
+      "(CUDA cannot be used after fork)")))
   if (is.null(.gpucor_state$available)) {
     info <- gpu_info()
+    .gpucor_state$pid <- Sys.getpid()
     .gpucor_state$available <- structure(isTRUE(info$available),
                                          reason = info$reason)
   }
@@ -86,6 +91,11 @@ NULL
     stop("'backend' must be one of \"auto\", \"cpu\", \"gpu\"", call. = FALSE)
   backend <- match.arg(backend, c("auto", "cpu", "gpu"))
   if (backend == "cpu") return("cpu")
+  # "auto" with a problem that stays on the CPU anyway: do not touch CUDA
+  # (creating a context costs time, and a forked child could not use it)
+  if (backend == "auto" &&
+      (!supported || work < getOption("gpucor.gpu_min_work", .gpu_min_work)))
+    return("cpu")
   ok <- gpu_available()
   if (backend == "gpu") {
     if (!ok)
@@ -95,8 +105,18 @@ NULL
            "\"cpu\" or \"auto\"", call. = FALSE)
     return("gpu")
   }
-  if (ok && supported && work >= getOption("gpucor.gpu_min_work", .gpu_min_work))
-    "gpu" else "cpu"
+  if (ok) "gpu" else "cpu"
+}
+
+# Runs a .Call of the GPU engine; after a failure the device may be in an
+# unusable (sticky) error state, so the cached answer of gpu_available() is
+# dropped and asked again next time.
+.gpu_guard <- function(backend, expr) {
+  if (backend != "gpu") return(expr)
+  tryCatch(expr, error = function(e) {
+    .gpucor_state$available <- NULL
+    stop(e)
+  })
 }
 
 # bench/gpu.R "crossover" on an H100 with 16 cores (2026-11-22): once the

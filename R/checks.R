@@ -18,11 +18,13 @@
   v
 }
 
-# Number of CPU threads: option gpucor.threads, default every core.
+# Number of CPU threads: option gpucor.threads, default every core; more
+# threads than cores are never useful, so larger values are capped there.
 .threads <- function() {
+  cores <- .Call(C_gpucor_max_threads)
   t <- getOption("gpucor.threads")
-  if (is.null(t)) return(.Call(C_gpucor_max_threads))
-  if (!is.numeric(t) || length(t) != 1L || is.na(t) || t < 1)
+  if (is.null(t)) return(cores)
+  if (!is.numeric(t) || length(t) != 1L || is.na(t) || t < 1 || t != floor(t))
     stop("option 'gpucor.threads' must be a positive whole number", call. = FALSE)
-  as.integer(t)
+  as.integer(min(t, cores))
 }

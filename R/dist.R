@@ -69,7 +69,10 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
   if (!is.character(method) || length(method) != 1L || is.na(method))
     stop("invalid distance method")
   if (!is.na(pmatch(method, "euclidian"))) method <- "euclidean"
-  m <- pmatch(method, .gpucor_dist_methods)
+  # stats::dist()'s six names are matched first, so its abbreviations keep
+  # their meaning ("c" is canberra there, not correlation or cosine)
+  m <- pmatch(method, .gpucor_dist_methods[1:6])
+  if (is.na(m)) m <- pmatch(method, .gpucor_dist_methods)
   if (is.na(m)) {
     if (sum(startsWith(.gpucor_dist_methods, method)) > 1L)
       stop("ambiguous distance method")
@@ -78,7 +81,7 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
   precision <- match.arg(precision)
   if (m == 6L && (!is.numeric(p) || length(p) != 1L || !is.finite(p) || p <= 0))
     stop("distance(): invalid p")
-  if (is.data.frame(x)) x <- as.matrix(x)
+  x <- as.matrix(x)   # as stats::dist: a named vector's names become Labels
   if (!(is.numeric(x) || is.logical(x)) || !is.atomic(x))
     stop("'x' must be numeric")
   x <- .as_double_matrix(x)
@@ -88,8 +91,8 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
     what = if (m == 10L) "the kendall distance" else
       "a correlation distance of data with NA")
 
-  d <- .Call(C_gpucor_dist, x, m, as.double(p), .threads(),
-             .gpu_opts(backend, precision))
+  d <- .gpu_guard(backend, .Call(C_gpucor_dist, x, m, as.double(p), .threads(),
+                                 .gpu_opts(backend, precision)))
   sd0 <- isTRUE(attr(d, "sd0"))
   nonfinite <- isTRUE(attr(d, "nonfinite"))
   timing <- attr(d, "timing")          # only with option gpucor.profile

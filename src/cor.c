@@ -31,6 +31,8 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows,
     int m = asInteger(method) - 1, u = asInteger(use) - 1;
     if (m < COR_PEARSON || m > COR_KENDALL || u < USE_EVERYTHING || u > USE_PAIRWISE)
         error("invalid 'method' or 'use'");
+    if (!isNull(rows) && u != USE_COMPLETE_OBS && u != USE_NA_OR_COMPLETE)
+        error("'rows' is only for the complete-case modes");
     if (!isNull(rows))
         for (R_xlen_t k = 0; k < XLENGTH(rows); k++)
             if (INTEGER(rows)[k] < 0 || (size_t) INTEGER(rows)[k] >= n)

@@ -81,12 +81,16 @@ static double canberra_finite(const double *x, const double *y, size_t ld,
     v4d acc = {0}, cnt = {0};
     const v4d tiny = {DBL_MIN, DBL_MIN, DBL_MIN, DBL_MIN};
     const v4d one = {1, 1, 1, 1};
+    const v4d huge = {DBL_MAX, DBL_MAX, DBL_MAX, DBL_MAX};
     for (size_t k = 0; k < ld; k += 4) {
         v4d a, b;
         V4_LOAD(a, x + k); V4_LOAD(b, y + k);
         v4d sum = V4_ABS(a) + V4_ABS(b), diff = V4_ABS(a - b);
         v4i ok = (sum > tiny) | (diff > tiny);
         v4d dev = diff / sum;
+        /* |x| + |y| beyond DBL_MAX: Inf/Inf, which stats counts as 1 */
+        v4i inf = (diff > huge) & (sum > huge);
+        dev = (v4d) (((v4i) one & inf) | ((v4i) dev & ~inf));
         acc += (v4d) ((v4i) dev & ok);
         cnt += (v4d) ((v4i) one & ok);
     }

@@ -47,12 +47,16 @@ int cpu_tiles_run(size_t p, size_t q, int symmetric, size_t tile,
 #pragma omp for schedule(dynamic, 1)
 #endif
         for (size_t t = 0; t < ntiles; t++) {
-            int s;
+            int s, f;
 #ifdef _OPENMP
 #pragma omp atomic read
 #endif
             s = stop;
-            if (s || failed || !ok) continue;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+            f = failed;
+            if (s || f || !ok) continue;
             if (master && interrupted && interrupted()) {
 #ifdef _OPENMP
 #pragma omp atomic write

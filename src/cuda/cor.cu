@@ -101,14 +101,20 @@ static int produce(void *vctx, size_t s, void *dout, slab_info *info,
     int status = GPUCOR_OK;
     size_t j0 = s * c->w, w = c->w;
     if (!c->dist) {
-        if (j0 + w > c->q) w = c->q - j0;
+        /* Every slab is one GEMM of the same shape: the last one is shifted
+         * left to end at column q and only its new columns are copied out.
+         * cuBLAS then sums every entry in the same order, so entries (i, j)
+         * and (j, i) from different slabs are bitwise equal, and the
+         * matrix is exactly symmetric as stats' is. */
+        size_t jc = j0 + w > c->q ? c->q - w : j0;
         CUBLAS(gemm_tn(c->h, (int) c->v, (int) w, (int) c->m, c->zx, (int) c->m,
-                       c->zy + j0 * c->m, (int) c->m, (T *) dout, (int) c->v));
+                       c->zy + jc * c->m, (int) c->m, (T *) dout, (int) c->v));
         size_t len = c->v * w;
         fix_matrix<T><<<(unsigned) ((len + 255) / 256), 256, 0, st>>>(
-            (T *) dout, c->v, w, j0, c->fx, c->fy, c->symmetric);
+            (T *) dout, c->v, w, jc, c->fx, c->fy, c->symmetric);
         LAUNCHED("fix_matrix");
-        info->count = len;
+        info->dev_offset = (j0 - jc) * c->v;
+        info->count = len - info->dev_offset;
         info->host_offset = j0 * c->v;
     } else {
         size_t v = c->v;
@@ -232,9 +238,8 @@ static int run(gpu_cor_problem *pb, char *msg, size_t msgcap)
          * device share within the budget and each slab <= 256 MiB so the
          * pipeline has several stages to overlap */
         size_t rows = v;
-        size_t budget = gpucor_device_budget(&pb->host);
         size_t used = m * (v + (symmetric ? 0 : q)) * sizeof(T);
-        size_t avail = budget > used ? budget - used : 0;
+        size_t avail = gpucor_device_budget(&pb->host, used);
         size_t per_col = rows * sizeof(T) * (c.dist ? 2 : 1);
         size_t w = avail / (per_col ? per_col : 1);
         size_t cap = GPUCOR_SLAB_BYTES / (rows * sizeof(T));

@@ -208,6 +208,7 @@ __global__ static void convert_scan(const double *x, size_t len, T *y, int *flag
     double v = x[k];
     y[k] = (T) v;
     if (!isfinite(v)) flag[0] = 1;
+    else if (!isfinite((double) y[k])) flag[1] = 1;   /* beyond float's range */
 }
 
 template <typename T>
@@ -261,7 +262,7 @@ static int run(gpu_dist_problem *pb, char *msg, size_t msgcap)
     cudaStream_t st = NULL;
     double *dx = NULL;
     T *x = NULL;
-    int *flag = NULL, hflag[1] = {0};
+    int *flag = NULL, hflag[2] = {0, 0};
     size_t n = pb->n, len = pb->n * pb->p;
     if (n < 2) return GPUCOR_OK;
 
@@ -270,15 +271,21 @@ static int run(gpu_dist_problem *pb, char *msg, size_t msgcap)
     st = gc->st;
     DALLOC(dx, len * sizeof(double), "input");
     DALLOC(x, len * sizeof(T), "input");
-    DALLOC(flag, sizeof(int), "flag");
-    CU(cudaMemsetAsync(flag, 0, sizeof(int), st));
+    DALLOC(flag, 2 * sizeof(int), "flag");
+    CU(cudaMemsetAsync(flag, 0, 2 * sizeof(int), st));
     CU(cudaMemcpyAsync(dx, pb->x, len * sizeof(double), cudaMemcpyHostToDevice, st));
     if (len) {
         convert_scan<T><<<(unsigned) ((len + 255) / 256), 256, 0, st>>>(dx, len, x, flag);
         LAUNCHED("convert_scan");
     }
-    CU(cudaMemcpyAsync(hflag, flag, sizeof(int), cudaMemcpyDeviceToHost, st));
+    CU(cudaMemcpyAsync(hflag, flag, 2 * sizeof(int), cudaMemcpyDeviceToHost, st));
     CU(cudaStreamSynchronize(st));
+    if (hflag[1]) {
+        snprintf(msg, msgcap, "values beyond single precision's range "
+                 "(|x| > 3.4e38); use precision = \"double\"");
+        status = GPUCOR_ERR_INVALID;
+        goto cleanup;
+    }
     cudaFree(dx);
     dx = NULL;
     /* the scan only says whether the fast path applies; binary's warning
@@ -288,8 +295,7 @@ static int run(gpu_dist_problem *pb, char *msg, size_t msgcap)
         dist_ctx<T> c;
         c.x = x; c.n = n; c.p = (int) pb->p; c.method = pb->method;
         c.na = hflag[0] != 0; c.power = (T) pb->power;
-        size_t budget = gpucor_device_budget(&pb->host);
-        size_t avail = budget > len * sizeof(T) ? budget - len * sizeof(T) : 0;
+        size_t avail = gpucor_device_budget(&pb->host, len * sizeof(T));
         size_t w = avail / (n * sizeof(T));
         size_t cap = GPUCOR_SLAB_BYTES / (n * sizeof(T));
         if (w > cap) w = cap;

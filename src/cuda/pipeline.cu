@@ -11,15 +11,19 @@ static double now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-size_t gpucor_device_budget(const gpu_host *host)
+size_t gpucor_device_budget(const gpu_host *host, size_t used)
 {
     size_t fr = 0, tot = 0;
     if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) {
         (void) cudaGetLastError();
         fr = 0;
     }
+    /* what is free now already excludes 'used' */
     size_t b = (size_t) (0.9 * (double) fr);
-    if (host->mem_cap > 0 && host->mem_cap < (double) b) b = (size_t) host->mem_cap;
+    if (host->mem_cap > 0) {
+        double left = host->mem_cap - (double) used;
+        if (left < (double) b) b = left > 0 ? (size_t) left : 0;
+    }
     return b;
 }
 
@@ -34,7 +38,7 @@ int gpucor_pipeline(slab_producer produce, void *ctx, size_t nslabs,
     cudaStream_t st = gc->st;
     void *dout = NULL, *stage[2] = {gc->pinned[0], gc->pinned[1]};
     cudaEvent_t ev[2] = {NULL, NULL};
-    slab_info info[2] = {{0, 0}, {0, 0}};
+    slab_info info[2] = {{0, 0, 0}, {0, 0, 0}};
     size_t s;
 
     if (nslabs == 0) return GPUCOR_OK;
@@ -56,8 +60,8 @@ int gpucor_pipeline(slab_producer produce, void *ctx, size_t nslabs,
         status = produce(ctx, s, dout, &info[b], st, msg, msgcap);
         if (status != GPUCOR_OK) goto cleanup;
         if (info[b].count)
-            CU(cudaMemcpyAsync(stage[b], dout, info[b].count * esz,
-                               cudaMemcpyDeviceToHost, st));
+            CU(cudaMemcpyAsync(stage[b], (char *) dout + info[b].dev_offset * esz,
+                               info[b].count * esz, cudaMemcpyDeviceToHost, st));
         CU(cudaEventRecord(ev[b], st));
         if (s > 0) {
             int a = 1 - b;

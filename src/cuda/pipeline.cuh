@@ -14,7 +14,8 @@
 #include "check.cuh"
 
 typedef struct {
-    size_t count;        /* elements written into the device slab buffer */
+    size_t count;        /* elements to copy out */
+    size_t dev_offset;   /* ... starting at this element of the slab buffer */
     size_t host_offset;  /* where they go in the R result */
 } slab_info;
 
@@ -30,6 +31,7 @@ inline void dist_slab(size_t n, size_t j0, size_t j1, slab_info *info)
 {
     info->host_offset = dist_offset(n, j0);
     info->count = dist_offset(n, j1) - info->host_offset;
+    info->dev_offset = 0;
 }
 
 /* Enqueues slab s on stream st into dout; fills *info.  Returns a status
@@ -46,8 +48,9 @@ int gpucor_pipeline(slab_producer produce, void *ctx, size_t nslabs,
  * overlap, and pinned staging that is cheap to keep (2 x 64 MiB). */
 #define GPUCOR_SLAB_BYTES ((size_t) 64 << 20)
 
-/* Byte budget of device memory for this call: the option cap if set, else
- * 90% of what is free now. */
-size_t gpucor_device_budget(const gpu_host *host);
+/* Bytes of device memory the slabs may still take, once 'used' bytes are
+ * allocated for this call: 90% of what is free now, and no more than the
+ * option cap (gpucor.gpu_memory) minus 'used'. */
+size_t gpucor_device_budget(const gpu_host *host, size_t used);
 
 #endif

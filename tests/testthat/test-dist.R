@@ -397,3 +397,27 @@ test_that("GPU single precision is within 1e-5 (relative) of the CPU", {
     for (a in dist_attrs) expect_identical(attr(gpu, a), attr(cpu, a))
   }
 })
+
+test_that("review cases: canberra overflow, named vectors, stats' abbreviations", {
+  # |x| + |y| beyond DBL_MAX in an all-finite row pair: Inf/Inf counts as 1
+  x <- rbind(c(1e308, 1), c(-1.5e308, 2), c(1, 1))
+  expect_equal(c(gpucor::gpu_dist(x, "canberra", backend = "cpu")),
+               c(stats::dist(x, "canberra")), tolerance = 1e-12)
+  v <- c(a = 1, b = 2, c = 4)
+  expect_identical(attr(gpucor::gpu_dist(v, backend = "cpu"), "Labels"),
+                   attr(stats::dist(v), "Labels"))
+  y <- rmat(6, 4)
+  expect_identical(attr(gpucor::gpu_dist(y, "c", backend = "cpu"), "method"), "canberra")
+  expect_identical(attr(gpucor::gpu_dist(y, "cor", backend = "cpu"), "method"), "correlation")
+  expect_error(gpucor::gpu_dist(y, "co", backend = "cpu"), "ambiguous distance method")
+  expect_error(gpucor::gpu_dist(y, "abs", backend = "cpu"), NA)
+})
+
+test_that("absurd thread counts are capped, not passed to OpenMP", {
+  old <- options(gpucor.threads = 3e9)
+  on.exit(options(old))
+  x <- rmat(10, 4)
+  expect_equal(gpucor::gpu_cor(x, backend = "cpu"), stats::cor(x), tolerance = 1e-12)
+  options(gpucor.threads = 1.5)
+  expect_error(gpucor::gpu_cor(x, backend = "cpu"), "positive whole number")
+})

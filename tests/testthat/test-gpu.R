@@ -83,6 +83,19 @@ test_that("gpu_cor's symmetric result is exactly symmetric", {
   x <- rmat(300, 700)
   r <- gpu_cor(x, backend = "gpu")
   expect_identical(r, t(r), info = info)
+  # across slabs too (the last one narrower than the others)
+  old <- options(gpucor.gpu_slab = 13); on.exit(options(old))
+  r <- gpu_cor(x, backend = "gpu")
+  expect_identical(r, t(r), info = info)
+})
+
+test_that("single precision refuses values beyond float's range", {
+  skip_if_no_gpu()
+  x <- rbind(c(1e300, 1), c(-1e300, 2), c(3, 4))
+  expect_error(gpu_dist(x, "canberra", backend = "gpu", precision = "single"),
+               "single precision")
+  expect_equal(c(gpu_dist(x, "canberra", backend = "gpu")), c(dist(x, "canberra")),
+               tolerance = 1e-12)
 })
 
 test_that("gpu_dist matches stats::dist for the six metrics, NA and Inf included", {
