@@ -108,16 +108,12 @@ NULL
   if (ok) "gpu" else "cpu"
 }
 
-# Runs a .Call of the GPU engine; after a failure the device may be in an
-# unusable (sticky) error state, so the cached answer of gpu_available() is
-# dropped and asked again next time.
-.gpu_guard <- function(backend, expr) {
-  if (backend != "gpu") return(expr)
-  tryCatch(expr, error = function(e) {
-    .gpucor_state$available <- NULL
-    stop(e)
-  })
-}
+# After a failed GPU call the device may be in an unusable (sticky) error
+# state: callers register this with on.exit() so that the cached answer of
+# gpu_available() is dropped and asked again next time.  (Not a wrapper
+# around the .Call: passing a large result through another closure makes R
+# copy it at the next attribute change.)
+.gpu_forget <- function() .gpucor_state$available <- NULL
 
 # bench/gpu.R "crossover" on an H100 with 16 cores (2026-11-22): once the
 # session's GPU context exists the GPU is faster from about 1e7

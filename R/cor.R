@@ -91,9 +91,11 @@ gpu_cor <- function(x, y = NULL, method = c("pearson", "spearman", "kendall"),
     work = as.double(ncol(x)) * (if (is.null(y)) ncol(x) / 2 else ncol(y)) * nobs,
     what = sprintf("method = \"%s\" with use = \"%s\"", method, use_name))
 
-  r <- .gpu_guard(backend, .Call(C_gpucor_cor, x, y,
-                                 match(method, c("pearson", "spearman", "kendall")),
-                                 use, rows, .threads(), .gpu_opts(backend, precision)))
+  done <- FALSE
+  if (backend == "gpu") on.exit(if (!done) .gpu_forget())
+  r <- .Call(C_gpucor_cor, x, y, match(method, c("pearson", "spearman", "kendall")),
+             use, rows, .threads(), .gpu_opts(backend, precision))
+  done <- TRUE
   sd0 <- isTRUE(attr(r, "sd0"))
   attr(r, "sd0") <- NULL
   cx <- colnames(x)

@@ -91,8 +91,10 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
     what = if (m == 10L) "the kendall distance" else
       "a correlation distance of data with NA")
 
-  d <- .gpu_guard(backend, .Call(C_gpucor_dist, x, m, as.double(p), .threads(),
-                                 .gpu_opts(backend, precision)))
+  done <- FALSE
+  if (backend == "gpu") on.exit(if (!done) .gpu_forget())
+  d <- .Call(C_gpucor_dist, x, m, as.double(p), .threads(), .gpu_opts(backend, precision))
+  done <- TRUE
   sd0 <- isTRUE(attr(d, "sd0"))
   nonfinite <- isTRUE(attr(d, "nonfinite"))
   timing <- attr(d, "timing")          # only with option gpucor.profile
