@@ -58,7 +58,7 @@ gpu_info <- function() {
 #'   \item{`gpucor.progress`}{Show a progress bar for GPU runs longer than two
 #'     seconds in interactive sessions (default `TRUE`).}
 #'   \item{`gpucor.gpu_min_work`}{The size (pairs times observations) from
-#'     which `backend = "auto"` uses the GPU; default 1e8 (e.g. 800 columns of
+#'     which `backend = "auto"` uses the GPU (see the weights below); default 1e8 (e.g. 800 columns of
 #'     300 observations).  Measured on an H100 with 16 cores: below it both
 #'     engines take a few milliseconds, and the first GPU call of a session
 #'     also pays for creating the GPU context.}
@@ -72,37 +72,33 @@ gpu_info <- function() {
 #' values; distances carry float's relative error (about 1e-6), so
 #' near-duplicate rows with large offsets need `"double"`.
 #'
-#' On the GPU: Pearson and Spearman correlations for every `use` mode but
-#' `"pairwise.complete.obs"`, the six [stats::dist()] metrics (with missing
-#' values), and the correlation distances of data without `NA` except
-#' `"kendall"`.  Kendall's tau and pairwise-complete correlations run on the
-#' CPU with `backend = "auto"`; `backend = "gpu"` asks for them in vain.
+#' Every method and `use` mode runs on both engines: Pearson, Spearman and
+#' Kendall correlations (pairwise-complete included), the six
+#' [stats::dist()] metrics and the correlation distances, with or without
+#' missing values.  For `"auto"`, the size is weighted by the CPU's cost per
+#' pair-observation: 100 for Kendall, 50 for pairwise Spearman and 10 for
+#' other pairwise work when the data have `NA`.
 #'
 #' @name gpucor-options
 NULL
 
-# "cpu" or "gpu" for a requested backend.  'supported' says whether the GPU
-# engine handles this method / use / data; 'work' is pairs x observations,
-# below which "auto" stays on the CPU (the GPU's fixed costs -- handle,
-# uploads, pinned buffers -- are larger than the CPU's whole run there).
-.resolve_backend <- function(backend, supported = TRUE, work = Inf,
-                             what = "this problem") {
+# "cpu" or "gpu" for a requested backend.  'work' is pairs x observations
+# (weighted by .cpu_cost for the slower CPU paths), below which "auto" stays
+# on the CPU (the GPU's fixed costs -- handle, uploads, pinned buffers -- are
+# larger than the CPU's whole run there).
+.resolve_backend <- function(backend, work = Inf) {
   if (!is.character(backend) || length(backend) != 1L || is.na(backend))
     stop("'backend' must be one of \"auto\", \"cpu\", \"gpu\"", call. = FALSE)
   backend <- match.arg(backend, c("auto", "cpu", "gpu"))
   if (backend == "cpu") return("cpu")
   # "auto" with a problem that stays on the CPU anyway: do not touch CUDA
   # (creating a context costs time, and a forked child could not use it)
-  if (backend == "auto" &&
-      (!supported || work < getOption("gpucor.gpu_min_work", .gpu_min_work)))
+  if (backend == "auto" && work < getOption("gpucor.gpu_min_work", .gpu_min_work))
     return("cpu")
   ok <- gpu_available()
   if (backend == "gpu") {
     if (!ok)
       stop("backend = \"gpu\" is not usable: ", attr(ok, "reason"), call. = FALSE)
-    if (!supported)
-      stop("backend = \"gpu\": ", what, " is not on the GPU yet; use backend = ",
-           "\"cpu\" or \"auto\"", call. = FALSE)
     return("gpu")
   }
   if (ok) "gpu" else "cpu"
@@ -121,6 +117,17 @@ NULL
 # for creating the context; below 1e8 both engines take milliseconds, so
 # "auto" keeps such problems on the CPU.
 .gpu_min_work <- 1e8
+
+# CPU time per pair-observation of the slower CPU paths relative to Pearson's
+# product path, from bench/cpu.R on a 2-core machine (Kendall 200 x 300 took
+# about 17 ns per pair-observation against Pearson's 0.1 ns); pairwise pairs
+# with NA are exact per-pair loops, and Spearman's re-rank each pair.  "auto"
+# weighs the work with these before comparing it with .gpu_min_work.
+.cpu_cost <- function(method, pairwise_na) {
+  if (method == "kendall") return(100)
+  if (pairwise_na) return(if (method == "spearman") 50 else 10)
+  1
+}
 
 # The options vector the C entry points read: use_gpu, single, device
 # memory cap (bytes, 0 = free memory), forced slab width (0 = automatic),

@@ -14,10 +14,11 @@
 #' Pearson and Spearman are computed from centred (two-pass) and scaled
 #' columns, so large offsets such as `1e8 + x` keep their digits; Spearman
 #' ranks each column first, with mid-ranks for ties.  Kendall's tau-b uses
-#' Knight's O(n log n) algorithm per pair.  Under `use =
-#' "pairwise.complete.obs"` every pair of columns uses the rows both observe;
-#' for Spearman and Kendall the pair is re-ranked on those rows, as stats
-#' does.
+#' Knight's O(n log n) algorithm per pair on the CPU, and on the GPU the sums
+#' of sign products over all pairs of rows as an exact int8 matrix product.
+#' Under `use = "pairwise.complete.obs"` every pair of columns uses the rows
+#' both observe (two-pass, with the pair's own means); for Spearman and
+#' Kendall the pair is re-ranked on those rows, as stats does.
 #'
 #' @param x a numeric vector, matrix or data frame (integer and logical
 #'   values are coerced to double).
@@ -62,7 +63,9 @@ gpu_cor <- function(x, y = NULL, method = c("pearson", "spearman", "kendall"),
     stop("supply both 'x' and 'y' or a matrix-like 'x'")
   .check_cor_input(x, "x")
   if (!is.null(y)) .check_cor_input(y, "y")
-  matrix_result <- is.matrix(x) || is.matrix(y)
+  x_matrix <- is.matrix(x)
+  y_matrix <- is.matrix(y)
+  matrix_result <- x_matrix || y_matrix
 
   x <- .as_double_matrix(x)
   if (!is.null(y)) {
@@ -74,7 +77,11 @@ gpu_cor <- function(x, y = NULL, method = c("pearson", "spearman", "kendall"),
     if (use_name == "complete.obs") stop("no complete element pairs")
     if (use_name %in% c("all.obs", "pairwise.complete.obs")) stop("'x' is empty")
   }
-  if (use_name == "all.obs" && (anyNA(x) || (!is.null(y) && anyNA(y))))
+  # stats ranks a one-row matrix as row(x), all 1s, for Spearman and
+  # Kendall, so its NA never reach all.obs' check (the result is NA anyway)
+  na_checked <- function(a, was_matrix)
+    !is.null(a) && anyNA(a) && !(method != "pearson" && was_matrix && nrow(a) == 1L)
+  if (use_name == "all.obs" && (na_checked(x, x_matrix) || na_checked(y, y_matrix)))
     stop("missing observations in cov/cor")
   rows <- NULL
   if (use_name %in% c("complete.obs", "na.or.complete")) {
@@ -86,10 +93,10 @@ gpu_cor <- function(x, y = NULL, method = c("pearson", "spearman", "kendall"),
     }
   }
   nobs <- if (is.null(rows)) nrow(x) else length(rows)
+  pairwise_na <- use_name == "pairwise.complete.obs" && (anyNA(x) || anyNA(y))
   backend <- .resolve_backend(
-    backend, supported = method != "kendall" && use_name != "pairwise.complete.obs",
-    work = as.double(ncol(x)) * (if (is.null(y)) ncol(x) / 2 else ncol(y)) * nobs,
-    what = sprintf("method = \"%s\" with use = \"%s\"", method, use_name))
+    backend, work = as.double(ncol(x)) * (if (is.null(y)) ncol(x) / 2 else ncol(y)) *
+      nobs * .cpu_cost(method, pairwise_na))
 
   done <- FALSE
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())

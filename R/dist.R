@@ -85,11 +85,10 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
   if (!(is.numeric(x) || is.logical(x)) || !is.atomic(x))
     stop("'x' must be numeric")
   x <- .as_double_matrix(x)
+  cost <- if (m <= 6L) 1 else
+    .cpu_cost(c("pearson", "pearson", "spearman", "kendall", "pearson")[m - 6L], anyNA(x))
   backend <- .resolve_backend(
-    backend, supported = m <= 6L || (m != 10L && !anyNA(x)),
-    work = as.double(nrow(x)) * nrow(x) / 2 * ncol(x),
-    what = if (m == 10L) "the kendall distance" else
-      "a correlation distance of data with NA")
+    backend, work = as.double(nrow(x)) * nrow(x) / 2 * ncol(x) * cost)
 
   done <- FALSE
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())

@@ -45,11 +45,8 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows,
 
     SEXP ans = PROTECT(allocMatrix(REALSXP, (int) p, (int) q)); nprot++;
     int sd0 = 0, status;
-    /* the GPU engine does Pearson and Spearman outside pairwise mode; with
-     * fewer than two observations the answer is all NA: the CPU writes it */
-    if (use_gpu && (m == COR_KENDALL || u == USE_PAIRWISE))
-        error("gpu_cor: method = \"kendall\" and use = \"pairwise.complete.obs\" "
-              "are not on the GPU yet; use backend = \"cpu\" or \"auto\"");
+    /* with fewer than two observations the answer is all NA: the CPU
+     * writes it */
     if (use_gpu && nobs >= 2 && p > 0 && q > 0) {
 #ifdef GPUCOR_CUDA
         gpu_cor_problem pb;
@@ -59,6 +56,7 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows,
         pb.y = isNull(y) ? NULL : REAL(y); pb.q = q;
         pb.rows = isNull(rows) ? NULL : INTEGER(rows); pb.nobs = nobs;
         pb.method = m;
+        pb.pairwise = u == USE_PAIRWISE;
         pb.single = single;
         pb.out_kind = 0;
         pb.out = REAL(ans);
@@ -76,7 +74,10 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows,
             UNPROTECT(nprot);
             gpucor_raise_msg(status, "gpu_cor", pb.msg);
         }
-        sd0 = cpu_sd0_rule(flags, p, isNull(y) ? NULL : flags + p, q);
+        /* pairwise, the warning comes from the pairs; otherwise from stats'
+         * rule on the columns */
+        sd0 = pb.pairwise ? pb.sd0
+                          : cpu_sd0_rule(flags, p, isNull(y) ? NULL : flags + p, q);
         gpucor_set_timing(ans, gpu, pb.host.seconds);
 #else
         error("gpu_cor: gpucor was built without CUDA");

@@ -84,9 +84,6 @@ SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP threads, SEXP gpu)
     R_xlen_t len = (R_xlen_t) (n * (n - (n > 0)) / 2);
     int nt = asInteger(threads);
     int anyna = m > DIST_MINKOWSKI ? any_nan(REAL(x), n * p) : 0;
-    if (use_gpu && (m == DIST_KENDALL || anyna))
-        error("gpu_dist: the kendall distance and correlation distances of data "
-              "with NA are not on the GPU yet; use backend = \"cpu\" or \"auto\"");
 
     SEXP ans = PROTECT(allocVector(REALSXP, len));
     int status = GPUCOR_OK, flag = 0;
@@ -125,8 +122,10 @@ SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP threads, SEXP gpu)
         } else {
             memset(&cpb, 0, sizeof cpb);
             cpb.x = REAL(x); cpb.n = n; cpb.p = p;
-            cpb.method = m == DIST_SPEARMAN ? COR_SPEARMAN : COR_PEARSON;
+            cpb.method = m == DIST_SPEARMAN ? COR_SPEARMAN
+                       : m == DIST_KENDALL ? COR_KENDALL : COR_PEARSON;
             cpb.cosine = m == DIST_COSINE;
+            cpb.pairwise = anyna;   /* rows with NA: pairwise, as on the CPU */
             cpb.single = single;
             cpb.out_kind = 1;
             cpb.dist_transform = m == DIST_ABSCORRELATION;

@@ -7,11 +7,13 @@
  * SGEMM), fixed up in place (NA and zero-sd flags, clamping to [-1, 1], the
  * unit diagonal) for a matrix, or packed into 'dist' order with 1 - r for a
  * distance.  Slab widths come from the device memory budget, so results
- * far larger than the GPU memory are produced in pieces.
+ * far larger than the GPU memory are produced in pieces.  Kendall and
+ * pairwise complete observations take the uploaded columns to their own
+ * paths (kendall.cu, pairwise.cu).
  */
 #include <math.h>
-#include "pipeline.cuh"
-#include "prep.cuh"
+#include <string.h>
+#include "paths.cuh"
 
 static cublasStatus_t gemm_tn(cublasHandle_t h, int m, int n, int k,
                               const double *a, int lda, const double *b,
@@ -194,6 +196,27 @@ static int run(gpu_cor_problem *pb, char *msg, size_t msgcap)
         CU(cudaStreamSynchronize(st));
         cudaFree(dtmp);
         dtmp = NULL;
+    }
+
+    if ((pb->method == COR_KENDALL && !pb->cosine) || pb->pairwise) {
+        /* Kendall (any use) and pairwise complete observations */
+        dev_problem d;
+        memset(&d, 0, sizeof d);
+        d.x = dx; d.y = symmetric ? dx : dy;
+        d.m = m; d.v = v; d.q = q;
+        d.symmetric = symmetric;
+        d.dist = pb->out_kind == 1;
+        d.transform = pb->dist_transform;
+        d.method = pb->method;
+        d.cosine = pb->cosine;
+        d.pairwise = pb->pairwise;
+        d.host = &pb->host; d.gc = gc;
+        d.out = pb->out;
+        d.flags_out = pb->flags_out;
+        status = d.method == COR_KENDALL && !d.cosine ? gpucor_kendall<T>(&d, msg, msgcap)
+                                                      : gpucor_pairwise<T>(&d, msg, msgcap);
+        pb->sd0 = d.sd0;
+        goto cleanup;
     }
 
     /* ranks and standardized columns */

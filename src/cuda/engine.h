@@ -35,7 +35,8 @@ typedef struct {
     const double *x; size_t n, p;
     const double *y; size_t q;               /* NULL: symmetric */
     const int *rows; size_t nobs;            /* NULL: every row */
-    int method;                              /* COR_PEARSON / COR_SPEARMAN */
+    int method;                              /* COR_PEARSON / _SPEARMAN / _KENDALL */
+    int pairwise;                            /* use = "pairwise.complete.obs" */
     int cosine;                              /* uncentred */
     int single;                              /* float arithmetic */
     int out_kind;                            /* 0 matrix, 1 dist */

@@ -2,7 +2,7 @@
  * pipeline.cu -- see pipeline.cuh.
  */
 #include <time.h>
-#include "pipeline.cuh"
+#include "paths.cuh"
 
 static double now(void)
 {
@@ -95,4 +95,42 @@ cleanup:
         if (ev[b]) cudaEventDestroy(ev[b]);
     if (dout) cudaFree(dout);
     return status;
+}
+
+int gpucor_plan_slabs(const dev_problem *d, size_t elt, size_t per_col,
+                      size_t used, size_t max_w, slab_plan *pl, char *msg,
+                      size_t msgcap)
+{
+    size_t v = d->v;
+    pl->ncols = d->dist ? (v > 0 ? v - 1 : 0) : d->q;
+    size_t avail = gpucor_device_budget(d->host, used);
+    size_t need = v * elt + per_col;          /* the output column + the path's */
+    size_t w = avail / (need ? need : 1);
+    size_t cap = GPUCOR_SLAB_BYTES / (v * elt ? v * elt : 1);
+    if (w > cap) w = cap;
+    if (d->host->slab_cols) w = d->host->slab_cols < cap ? d->host->slab_cols : cap;
+    if (w > max_w) w = max_w;
+    if (w < 1) {
+        snprintf(msg, msgcap, "out of GPU memory: %.1f MiB free for a slab "
+                 "needing %.1f MiB", avail / 1048576.0, need / 1048576.0);
+        return GPUCOR_ERR_ALLOC;
+    }
+    if (w > pl->ncols && pl->ncols > 0) w = pl->ncols;
+    pl->w = w;
+    pl->nslabs = pl->ncols ? (pl->ncols + w - 1) / w : 0;
+    return GPUCOR_OK;
+}
+
+void gpucor_slab_range(const dev_problem *d, const slab_plan *pl, size_t s,
+                       size_t *j0, size_t *j1, slab_info *info)
+{
+    *j0 = s * pl->w;
+    *j1 = *j0 + pl->w < pl->ncols ? *j0 + pl->w : pl->ncols;
+    if (d->dist) {
+        dist_slab(d->v, *j0, *j1, info);
+    } else {
+        info->host_offset = *j0 * d->v;
+        info->count = (*j1 - *j0) * d->v;
+        info->dev_offset = 0;
+    }
 }

@@ -12,6 +12,13 @@
 int gpucor_rank_columns(double *a, size_t m, size_t v, cudaStream_t st,
                         char *msg, size_t msgcap);
 
+/* For re-ranking on subsets (pairwise Spearman): per column, the rows in
+ * sorted order (NaN last) in ord, the tie group [gs[t], ge[t]) of each sorted
+ * position and the number of non-NaN values in obs.  a keeps its values. */
+int gpucor_sort_columns(double *a, size_t m, size_t v, int *ord, int *gs,
+                        int *ge, int *obs, cudaStream_t st, char *msg,
+                        size_t msgcap);
+
 /* z[, c] = (a[, c] - mean) / sqrt(sum of squares) as T; flags[c] gets
  * COL_HAS_NA (NaN present) / COL_ZERO_SD (all values equal, or with r_rule
  * a variance that underflows a double, as stats' cor() treats it). */

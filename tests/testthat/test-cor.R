@@ -134,6 +134,19 @@ test_that("a single row (1 x 5 matrix)", {
   }
 })
 
+test_that("a single row with NA: stats ranks it as all 1s, so all.obs runs", {
+  # stats::cor's Rank() of a one-row matrix is row(x), NA included, so for
+  # Spearman and Kendall use = "all.obs" finds no NA and returns NA values.
+  # A vector is ranked with rank(na.last = "keep") and still errors.
+  x <- matrix(c(0.5, NA, 2, 3), 1)
+  for (m in cor_methods) for (u in cor_uses) {
+    expect_same_as_stats_cor(x, NULL, m, u)
+    expect_same_as_stats_cor(matrix(1:2, 1), x, m, u)
+    expect_same_as_stats_cor(x, 1, m, u)
+    expect_same_as_stats_cor(1, NA_real_, m, u)
+  }
+})
+
 test_that("a single column gives a 1 x 1 matrix", {
   info <- new_seed()
   x <- rmat(15, 1, dimnames = list(NULL, "a"))
@@ -411,16 +424,6 @@ test_that("rank methods re-rank each pair when NA patterns differ (pairwise)", {
 
 # GPU ---------------------------------------------------------------------
 
-# What the GPU engine computes today; the rest must refuse backend = "gpu"
-# clearly (and run on the CPU under "auto").
-gpu_supports <- function(method, use) {
-  method %in% c("pearson", "spearman") && use != "pairwise.complete.obs"
-}
-expect_gpu_refuses <- function(x, y, method, use) {
-  expect_error(gpucor::gpu_cor(x, y, method = method, use = use, backend = "gpu"),
-               "not on the GPU yet")
-}
-
 test_that("without a GPU, backend = 'gpu' errors and 'auto' runs silently", {
   skip_if(isTRUE(as.vector(gpucor::gpu_available())), "a GPU is available")
   x <- rmat(10, 3)
@@ -437,18 +440,13 @@ test_that("GPU (double) matches stats::cor for every method and use", {
   xn <- rmat(37, 13, na = 0.05)
   y <- rmat(37, 4, na = 0.05)
   for (m in cor_methods) for (u in cor_uses) {
-    if (!gpu_supports(m, u)) {
-      expect_gpu_refuses(x, NULL, m, u)
-      next
-    }
     expect_same_as_stats_cor(x, NULL, m, u, backend = "gpu", info = info)
     expect_same_as_stats_cor(xn, NULL, m, u, backend = "gpu", info = info)
     expect_same_as_stats_cor(xn, y, m, u, backend = "gpu", info = info)
   }
   xl <- rmat(300, 70, na = 0.002)
-  for (m in c("pearson", "spearman")) {
-    expect_same_as_stats_cor(xl, NULL, m, "everything", backend = "gpu", info = info)
-    expect_same_as_stats_cor(xl, NULL, m, "complete.obs", backend = "gpu", info = info)
+  for (m in cor_methods) for (u in c("everything", "complete.obs", "pairwise.complete.obs")) {
+    expect_same_as_stats_cor(xl, NULL, m, u, backend = "gpu", info = info)
   }
   expect_same_as_stats_cor(1e8 + x, NULL, "pearson", "everything", backend = "gpu", info = info)
 })
@@ -463,7 +461,6 @@ test_that("GPU edge cases match stats::cor", {
   x[3, 6] <- NA
   ties <- matrix(sample(1:3, 60 * 5, replace = TRUE), 60)
   for (m in cor_methods) for (u in cor_uses) {
-    if (!gpu_supports(m, u)) next
     expect_same_as_stats_cor(x, NULL, m, u, backend = "gpu", info = info)
     expect_same_as_stats_cor(ties, NULL, m, u, backend = "gpu", info = info)
     expect_same_as_stats_cor(matrix(1:5, 1), NULL, m, u, backend = "gpu", info = info)
@@ -475,8 +472,9 @@ test_that("GPU single precision is within 1e-5 of the CPU", {
   info <- new_seed()
   x <- rmat(300, 70)
   xn <- rmat(120, 25, na = 0.05)
-  cases <- list(list(x, "everything"), list(xn, "everything"), list(xn, "complete.obs"))
-  for (m in c("pearson", "spearman")) for (cs in cases) {
+  cases <- list(list(x, "everything"), list(xn, "everything"), list(xn, "complete.obs"),
+                list(xn, "pairwise.complete.obs"))
+  for (m in cor_methods) for (cs in cases) {
     cpu <- gpucor::gpu_cor(cs[[1]], method = m, use = cs[[2]], backend = "cpu")
     gpu <- gpucor::gpu_cor(cs[[1]], method = m, use = cs[[2]], backend = "gpu",
                            precision = "single")

@@ -11,17 +11,29 @@ cor_dist_expected <- function(x, method) {
   stats::as.dist(1 - r)
 }
 
-# 1 - cosine similarity between rows, over the coordinates both rows observe.
+# 1 - cosine similarity between rows, over the coordinates both rows observe,
+# as capture_conditions() returns it: NA when the rows share no coordinate,
+# and NA with the warning the correlation distances give for a constant row
+# when either row is all zero on the shared coordinates.
 cosine_expected <- function(x) {
   n <- nrow(x)
   out <- numeric(0)
+  zero <- FALSE
   for (j in seq_len(n - 1L)) for (i in (j + 1L):n) {
     ok <- !is.na(x[i, ]) & !is.na(x[j, ])
     a <- x[i, ok]
     b <- x[j, ok]
-    out <- c(out, 1 - sum(a * b) / sqrt(sum(a * a) * sum(b * b)))
+    if (!any(ok)) {
+      out <- c(out, NA)
+    } else if (sum(a * a) == 0 || sum(b * b) == 0) {
+      zero <- TRUE
+      out <- c(out, NA)
+    } else {
+      out <- c(out, 1 - sum(a * b) / sqrt(sum(a * a) * sum(b * b)))
+    }
   }
-  out
+  list(value = out, error = NULL,
+       warnings = if (zero) "the standard deviation is zero" else character())
 }
 
 # Compares gpu_dist(x, method) for a correlation or cosine metric with the
@@ -29,7 +41,7 @@ cosine_expected <- function(x) {
 expect_cor_dist <- function(x, method, backend = c("cpu", "auto"), info = "",
                             tol = 1e-10, diag = FALSE, upper = FALSE) {
   want <- if (method == "cosine") {
-    list(value = cosine_expected(x), error = NULL, warnings = character())
+    cosine_expected(x)
   } else {
     capture_conditions(cor_dist_expected(x, method))
   }
@@ -319,7 +331,7 @@ test_that("correlation and cosine distances at extreme magnitudes", {
       expect_lt(max(abs(cor_dist_expected(s * z, m) - cor_dist_expected(z, m))), 1e-12)
     }
     d <- gpucor::gpu_dist(s * z, "cosine", backend = "cpu")
-    expect_abs_equal(as.vector(d), cosine_expected(z), 1e-10,
+    expect_abs_equal(as.vector(d), cosine_expected(z)$value, 1e-10,
                      sprintf("gpu_dist(%g * z, \"cosine\")", s), info)
   }
 })
@@ -378,19 +390,24 @@ test_that("GPU (double) matches stats::dist and the correlation distances", {
   xd <- 1e8 + t(replicate(50, stats::rnorm(7, sd = 1e-3)))
   expect_same_as_stats_dist(xd, "euclidean", backend = "gpu", info = info)
   xc <- rmat(40, 20)
-  for (m in c(setdiff(cor_dist_methods, "kendall"), "cosine"))
-    expect_cor_dist(xc, m, backend = "gpu", info = info)
-  # not on the GPU yet: kendall, and correlation distances of data with NA
-  expect_error(gpucor::gpu_dist(xc, "kendall", backend = "gpu"), "not on the GPU yet")
-  xc[3, 4] <- NA
-  expect_error(gpucor::gpu_dist(xc, "correlation", backend = "gpu"), "not on the GPU yet")
+  for (m in c(cor_dist_methods, "cosine"))
+    expect_cor_dist(xc, m, backend = c("cpu", "gpu"), info = info)
+  # with NA: each pair over the coordinates both rows observe
+  xc[sample(length(xc), 80)] <- NA
+  xc[3, ] <- NA
+  xc[4, -(1:2)] <- NA                  # two coordinates, shared with few rows
+  xc[5, 1:10] <- 1                     # constant where row 6 is observed
+  xc[6, 11:20] <- NA
+  xc[7, 1:10] <- 0                     # zero norm where row 6 is observed (cosine)
+  for (m in c(cor_dist_methods, "cosine"))
+    expect_cor_dist(xc, m, backend = c("cpu", "gpu"), info = info)
 })
 
 test_that("GPU single precision is within 1e-5 (relative) of the CPU", {
   skip_if_no_gpu()
   info <- new_seed()
   x <- rmat(300, 20)
-  for (m in c(stats_dist_methods, setdiff(cor_dist_methods, "kendall"), "cosine")) {
+  for (m in c(stats_dist_methods, cor_dist_methods, "cosine")) {
     cpu <- gpucor::gpu_dist(x, m, p = 3, backend = "cpu")
     gpu <- gpucor::gpu_dist(x, m, p = 3, backend = "gpu", precision = "single")
     expect_equal(as.vector(gpu), as.vector(cpu), tolerance = 1e-5, info = paste(m, info))

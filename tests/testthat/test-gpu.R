@@ -181,7 +181,13 @@ test_that("GPU errors are clear R errors and leave the session usable", {
   old <- options(gpucor.gpu_memory = 1000); on.exit(options(old))
   expect_error(gpu_cor(x, backend = "gpu"), "GPU memory")
   expect_error(gpu_dist(x, backend = "gpu"), "GPU memory")
+  xna <- x
+  xna[3, 4] <- NA
+  expect_error(gpu_cor(x, method = "kendall", backend = "gpu"), "GPU memory")
+  expect_error(gpu_cor(xna, method = "spearman", use = "pairwise", backend = "gpu"), "GPU memory")
+  expect_error(gpu_dist(xna, "correlation", backend = "gpu"), "GPU memory")
   options(old)
   expect_equal(gpu_cor(x, backend = "gpu"), cor(x), tolerance = 1e-10)
-  expect_error(gpu_cor(x, method = "kendall", backend = "gpu"), "not on the GPU yet")
+  expect_equal(gpu_cor(x, method = "kendall", backend = "gpu"), cor(x, method = "kendall"),
+               tolerance = 1e-10)
 })

@@ -1,0 +1,397 @@
+/*
+ * pairwise.cu -- use = "pairwise.complete.obs" on the GPU, and correlation
+ * distances of data with NA: every pair of columns over the rows both
+ * observe, as stats' cov.c and cor() compute it.
+ *
+ * Pearson (and the cosine distance): one tiled kernel, 32 x 32 pairs per
+ * block and 2 x 2 per thread, observations staged through shared memory.
+ * Each pair is two-pass, as COV_PAIRWISE_BODY: its own means over its
+ * shared rows, then centred sums.  Not the masked-GEMM shortcut (sums of
+ * x, x^2 and xy over indicator matrices): that is sum(x^2) - n mean^2 per
+ * pair, which cancels.  Each pair is first shifted by its first shared
+ * value, so a column that is constant on a pair's shared rows gives a sum
+ * of squares of exactly 0 and stats' NA, not rounding noise; columns are
+ * also shifted by their mean and scaled by a power of two beforehand, so
+ * 1e8 offsets keep their digits and values near 1e200 do not overflow
+ * without long double.
+ *
+ * Spearman: stats re-ranks every pair on its shared rows.  One block per
+ * pair walks each column in its presorted order (rank.cu), counts with a
+ * block scan which of those rows the other column observes, and reads each
+ * mid-rank off the counts at the ends of its tie group.  Twice the ranks are
+ * integers, so the sums are exact.
+ */
+#include <math.h>
+#include <float.h>
+#include <string.h>
+#include "paths.cuh"
+
+/* ---- columns shifted by their mean, scaled by a power of two, as T */
+
+__device__ static double block_sum(double v, double *sh)
+{
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) sh[warp] = v;
+    __syncthreads();
+    double s = 0;
+    for (int w = 0; w < (int) (blockDim.x >> 5); w++) s += sh[w];
+    __syncthreads();
+    return s;
+}
+
+template <typename T>
+__global__ static void shift_scale(const double *a, size_t m, int center, T *z)
+{
+    __shared__ double sh[32];
+    const double *col = a + blockIdx.x * m;
+    T *zc = z + blockIdx.x * m;
+    double s = 0, n = 0;
+    for (size_t k = threadIdx.x; k < m; k += blockDim.x)
+        if (!isnan(col[k])) { s += col[k]; n += 1; }
+    s = block_sum(s, sh);
+    n = block_sum(n, sh);
+    double mean = center && n > 0 ? s / n : 0;
+    if (!isfinite(mean)) mean = 0;       /* Inf in the column: left as is */
+    double amax = 0;
+    for (size_t k = threadIdx.x; k < m; k += blockDim.x) {
+        double d = fabs(col[k] - mean);
+        if (isfinite(d) && d > amax) amax = d;
+    }
+    for (int o = 16; o > 0; o >>= 1) amax = fmax(amax, __shfl_down_sync(0xffffffffu, amax, o));
+    if ((threadIdx.x & 31) == 0) sh[threadIdx.x >> 5] = amax;
+    __syncthreads();
+    amax = 0;
+    for (int w = 0; w < (int) (blockDim.x >> 5); w++) amax = fmax(amax, sh[w]);
+    int e = amax > 0 ? ilogb(amax) : 0;
+    for (size_t k = threadIdx.x; k < m; k += blockDim.x)
+        zc[k] = (T) ldexp(col[k] - mean, -e);
+}
+
+/* ---- Pearson / cosine: the tiled two-pass kernel */
+
+#define PT 32   /* pairs per tile side: 2 x 2 per thread keeps the 7 sums per pair in registers */
+#define PK 32   /* observations per stage: one 256-byte run of a column per warp */
+
+template <typename T>
+__device__ static void stage(const T *x, size_t m, size_t ncol, size_t c0,
+                             size_t k0, T (*s)[PT + 1])
+{
+#pragma unroll
+    for (int e = 0; e < PT * PK / 256; e++) {
+        int idx = threadIdx.x + 256 * e, c = idx / PK, kk = idx % PK;
+        size_t col = c0 + c, k = k0 + kk;
+        s[kk][c] = (col < ncol && k < m) ? x[k + col * m] : (T) NAN;
+    }
+}
+
+template <typename T, bool CENTER>
+__global__ static void __launch_bounds__(256)
+pearson_pairs(const T *x, const T *y, dev_problem d, size_t j0, size_t j1,
+              T *out, int *sd0)
+{
+    __shared__ T sa[PK][PT + 1], sb[PK][PT + 1];
+    size_t ib = blockIdx.x * (size_t) PT, jb = j0 + blockIdx.y * (size_t) PT;
+    if (d.dist && ib + PT - 1 <= jb) return;   /* no pair i > j in this tile */
+    int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+    size_t m = d.m;
+    int n[2][2];
+    T shx[2][2], shy[2][2], sx[2][2], sy[2][2], sxx[2][2], syy[2][2], sxy[2][2];
+#pragma unroll
+    for (int a = 0; a < 2; a++)
+#pragma unroll
+        for (int b = 0; b < 2; b++) {
+            n[a][b] = 0;
+            shx[a][b] = shy[a][b] = sx[a][b] = sy[a][b] = 0;
+            sxx[a][b] = syy[a][b] = sxy[a][b] = 0;
+        }
+    /* pass 0 (centred only): count, first shared values, shifted sums;
+     * pass 1: centred (or plain) sums of products, sx / sy then the means */
+    for (int pass = CENTER ? 0 : 1; pass < 2; pass++) {
+        if (pass == 1 && CENTER) {
+#pragma unroll
+            for (int a = 0; a < 2; a++)
+#pragma unroll
+                for (int b = 0; b < 2; b++)
+                    if (n[a][b] > 0) {
+                        sx[a][b] /= (T) n[a][b];
+                        sy[a][b] /= (T) n[a][b];
+                    }
+        }
+        for (size_t k0 = 0; k0 < m; k0 += PK) {
+            stage(x, m, d.v, ib, k0, sa);
+            stage(y, m, j1, jb, k0, sb);
+            __syncthreads();
+#pragma unroll 4
+            for (int kk = 0; kk < PK; kk++) {
+                T av[2] = {sa[kk][tx], sa[kk][tx + 16]};
+                T bv[2] = {sb[kk][ty], sb[kk][ty + 16]};
+#pragma unroll
+                for (int a = 0; a < 2; a++)
+#pragma unroll
+                    for (int b = 0; b < 2; b++) {
+                        if (isnan(av[a]) || isnan(bv[b])) continue;
+                        T dx = av[a], dy = bv[b];
+                        if (pass == 0) {
+                            if (n[a][b] == 0) { shx[a][b] = dx; shy[a][b] = dy; }
+                            n[a][b]++;
+                            sx[a][b] += dx - shx[a][b];
+                            sy[a][b] += dy - shy[a][b];
+                            continue;
+                        }
+                        if (CENTER) {
+                            dx = (dx - shx[a][b]) - sx[a][b];
+                            dy = (dy - shy[a][b]) - sy[a][b];
+                        } else {
+                            n[a][b]++;
+                        }
+                        sxy[a][b] += dx * dy;
+                        sxx[a][b] += dx * dx;
+                        syy[a][b] += dy * dy;
+                    }
+            }
+            __syncthreads();
+        }
+    }
+#pragma unroll
+    for (int a = 0; a < 2; a++)
+#pragma unroll
+        for (int b = 0; b < 2; b++) {
+            size_t i = ib + tx + 16 * a, j = jb + ty + 16 * b;
+            if (i >= d.v || j >= j1) continue;
+            /* stats: too few shared rows is a silent NA, a zero sum of
+             * squares an NA with the zero-sd warning */
+            bool few = n[a][b] < (CENTER ? 2 : 1);
+            bool zero = !few && (sxx[a][b] == 0 || syy[a][b] == 0);
+            if (zero && slab_pos(d.dist, d.v, j0, i, j) >= 0) *sd0 = 1;
+            T r = sxy[a][b] / (sqrt(sxx[a][b]) * sqrt(syy[a][b]));
+            put_value(out, d, j0, i, j, r, few || zero);
+        }
+}
+
+/* ---- Spearman: one block per pair, re-ranked on the shared rows */
+
+#define SP 128   /* threads per pair: a few tie-group lookups per row, little else */
+
+/* P[t] = how many of the sorted positions < t hold a row that 'other'
+ * observes, for t <= cnt; returns P[cnt] (the pair's shared rows). */
+__device__ static int scan_shared(const int *ord, int cnt, const double *other,
+                                  int *P, int *wsum)
+{
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, carry = 0;
+    for (int base = 0; base < cnt; base += SP) {
+        int t = base + threadIdx.x;
+        bool f = t < cnt && !isnan(other[ord[t]]);
+        unsigned bal = __ballot_sync(0xffffffffu, f);
+        if (lane == 0) wsum[warp] = __popc(bal);
+        __syncthreads();
+        int off = 0, tot = 0;
+        for (int w = 0; w < SP / 32; w++) {
+            if (w < warp) off += wsum[w];
+            tot += wsum[w];
+        }
+        if (t < cnt) P[t] = carry + off + __popc(bal & ((1u << lane) - 1u));
+        carry += tot;
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) P[cnt] = carry;
+    __syncthreads();
+    return carry;
+}
+
+typedef struct {
+    const int *ord, *gs, *ge, *obs;   /* gpucor_sort_columns */
+} sorted_cols;
+
+template <typename T>
+__global__ static void __launch_bounds__(SP)
+spearman_pairs(const double *x, const double *y, sorted_cols sx, sorted_cols sy,
+               dev_problem d, size_t j0, size_t w, int *scratch, int in_shared,
+               T *out, int *sd0)
+{
+    extern __shared__ int dyn[];
+    __shared__ int wsum[SP / 32];
+    __shared__ double red[32];
+    size_t m = d.m;
+    int *P = in_shared ? dyn : scratch + blockIdx.x * (2 * m + 2);
+    int *R = P + m + 1;                       /* twice the x rank, by row */
+    size_t npairs = d.v * w;
+    for (size_t pr = blockIdx.x; pr < npairs; pr += gridDim.x) {
+        size_t i = pr % d.v, j = j0 + pr / d.v;
+        if (d.dist && i <= j) continue;
+        const double *xi = x + i * m, *yj = y + j * m;
+        const int *oi = sx.ord + i * m, *gi = sx.gs + i * m, *hi = sx.ge + i * m;
+        const int *oj = sy.ord + j * m, *gj = sy.gs + j * m, *hj = sy.ge + j * m;
+        int ci = sx.obs[i], cj = sy.obs[j];
+        /* x's ranks among the rows y observes */
+        int n = scan_shared(oi, ci, yj, P, wsum);
+        double c = (double) n + 1;            /* twice the mean rank */
+        double sxx = 0, syy = 0, sxy = 0;
+        for (int t = threadIdx.x; t < ci; t += SP) {
+            int row = oi[t];
+            if (isnan(yj[row])) continue;
+            int r2 = P[gi[t]] + P[hi[t]] + 1;
+            R[row] = r2;
+            sxx += (r2 - c) * (r2 - c);
+        }
+        __syncthreads();
+        /* y's ranks among the rows x observes, against x's */
+        scan_shared(oj, cj, xi, P, wsum);
+        for (int t = threadIdx.x; t < cj; t += SP) {
+            int row = oj[t];
+            if (isnan(xi[row])) continue;
+            double dy = P[gj[t]] + P[hj[t]] + 1 - c;
+            sxy += (R[row] - c) * dy;
+            syy += dy * dy;
+        }
+        sxx = block_sum(sxx, red);
+        syy = block_sum(syy, red);
+        sxy = block_sum(sxy, red);
+        if (threadIdx.x == 0) {
+            /* as stats' loop: fewer than two shared rows is a silent NA,
+             * all ranks tied the zero-sd NA */
+            bool few = n < 2, zero = !few && (sxx == 0 || syy == 0);
+            if (zero && slab_pos(d.dist, d.v, j0, i, j) >= 0) *sd0 = 1;
+            put_value(out, d, j0, i, j, (T) (sxy / (sqrt(sxx) * sqrt(syy))),
+                      few || zero);
+        }
+        __syncthreads();                      /* P and R are reused */
+    }
+}
+
+/* ---- the path */
+
+template <typename T>
+struct pw_ctx {
+    dev_problem *d;
+    slab_plan pl;
+    const T *zx, *zy;                 /* Pearson / cosine */
+    sorted_cols sx, sy;               /* Spearman */
+    int *scratch, in_shared;
+    size_t smem, blocks;
+    int *sd0;
+};
+
+template <typename T>
+static int pw_produce(void *vctx, size_t s, void *dout, slab_info *info,
+                      cudaStream_t st, char *msg, size_t msgcap)
+{
+    pw_ctx<T> *c = (pw_ctx<T> *) vctx;
+    dev_problem *d = c->d;
+    int status = GPUCOR_OK;
+    size_t j0, j1;
+    gpucor_slab_range(d, &c->pl, s, &j0, &j1, info);
+    if (d->method == COR_SPEARMAN && !d->cosine) {
+        size_t npairs = d->v * (j1 - j0);
+        unsigned blocks = (unsigned) (npairs < c->blocks ? npairs : c->blocks);
+        spearman_pairs<T><<<blocks, SP, c->smem, st>>>(
+            d->x, d->y, c->sx, c->sy, *d, j0, j1 - j0, c->scratch,
+            c->in_shared, (T *) dout, c->sd0);
+        LAUNCHED("spearman_pairs");
+    } else {
+        dim3 grid((unsigned) ((d->v + PT - 1) / PT),
+                  (unsigned) ((j1 - j0 + PT - 1) / PT));
+        if (d->cosine)
+            pearson_pairs<T, false><<<grid, 256, 0, st>>>(c->zx, c->zy, *d, j0, j1,
+                                                          (T *) dout, c->sd0);
+        else
+            pearson_pairs<T, true><<<grid, 256, 0, st>>>(c->zx, c->zy, *d, j0, j1,
+                                                         (T *) dout, c->sd0);
+        LAUNCHED("pearson_pairs");
+    }
+cleanup:
+    return status;
+}
+
+template <typename T>
+int gpucor_pairwise(dev_problem *d, char *msg, size_t msgcap)
+{
+    int status = GPUCOR_OK;
+    cudaStream_t st = d->gc->st;
+    T *zx = NULL, *zy = NULL;
+    int *ordx = NULL, *ordy = NULL, *scratch = NULL, *dsd0 = NULL;
+    size_t m = d->m, v = d->v, q = d->q, used = 0, per_col = 0;
+    int spearman = d->method == COR_SPEARMAN && !d->cosine;
+    pw_ctx<T> c;
+    memset(&c, 0, sizeof c);
+    c.d = d;
+
+    if (spearman) {
+        /* ord, gs, ge (m ints each) and obs per column, x then y */
+        size_t per = 3 * m + 1;
+        DALLOC(ordx, per * v * sizeof(int), "sorted columns");
+        status = gpucor_sort_columns(d->x, m, v, ordx, ordx + m * v,
+                                     ordx + 2 * m * v, ordx + 3 * m * v, st, msg,
+                                     msgcap);
+        if (status != GPUCOR_OK) goto cleanup;
+        c.sx.ord = ordx; c.sx.gs = ordx + m * v; c.sx.ge = ordx + 2 * m * v;
+        c.sx.obs = ordx + 3 * m * v;
+        c.sy = c.sx;
+        if (!d->symmetric) {
+            DALLOC(ordy, per * q * sizeof(int), "sorted columns");
+            status = gpucor_sort_columns(d->y, m, q, ordy, ordy + m * q,
+                                         ordy + 2 * m * q, ordy + 3 * m * q, st,
+                                         msg, msgcap);
+            if (status != GPUCOR_OK) goto cleanup;
+            c.sy.ord = ordy; c.sy.gs = ordy + m * q; c.sy.ge = ordy + 2 * m * q;
+            c.sy.obs = ordy + 3 * m * q;
+        }
+        used = per * (v + (d->symmetric ? 0 : q)) * sizeof(int);
+        /* P and R per block: in shared memory while they fit the default
+         * 48 KiB, else in global scratch (L2-resident for moderate m) */
+        size_t bytes = (2 * m + 2) * sizeof(int);
+        int sms = 0, dev = 0;
+        CU(cudaGetDevice(&dev));
+        CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+        c.blocks = (size_t) sms * 16;
+        c.in_shared = bytes <= 48 * 1024;
+        if (c.in_shared) {
+            c.smem = bytes;
+        } else {
+            size_t cap = gpucor_device_budget(d->host, used) / 2 / bytes;
+            if (cap < c.blocks) c.blocks = cap;
+            if (c.blocks < 1) {
+                snprintf(msg, msgcap, "out of GPU memory for re-ranking %zu rows", m);
+                status = GPUCOR_ERR_ALLOC;
+                goto cleanup;
+            }
+            DALLOC(scratch, c.blocks * bytes, "re-ranking scratch");
+            used += c.blocks * bytes;
+        }
+        c.scratch = scratch;
+    } else {
+        DALLOC(zx, m * v * sizeof(T), "shifted columns");
+        shift_scale<T><<<(unsigned) v, 256, 0, st>>>(d->x, m, !d->cosine, zx);
+        LAUNCHED("shift_scale");
+        c.zx = c.zy = zx;
+        if (!d->symmetric) {
+            DALLOC(zy, m * q * sizeof(T), "shifted columns");
+            shift_scale<T><<<(unsigned) q, 256, 0, st>>>(d->y, m, !d->cosine, zy);
+            LAUNCHED("shift_scale");
+            c.zy = zy;
+        }
+        used = m * (v + (d->symmetric ? 0 : q)) * sizeof(T);
+    }
+    DALLOC(dsd0, sizeof(int), "flag");
+    CU(cudaMemsetAsync(dsd0, 0, sizeof(int), st));
+    c.sd0 = dsd0;
+    /* the tile grid has at most 65535 x 32 slab columns */
+    status = gpucor_plan_slabs(d, sizeof(T), per_col, used, (size_t) 65535 * PT,
+                               &c.pl, msg, msgcap);
+    if (status != GPUCOR_OK) goto cleanup;
+    status = gpucor_pipeline(pw_produce<T>, &c, c.pl.nslabs, v * c.pl.w,
+                             sizeof(T) == sizeof(float), d->out, d->host, d->gc,
+                             msg, msgcap);
+    if (status != GPUCOR_OK) goto cleanup;
+    CU(cudaMemcpy(&d->sd0, dsd0, sizeof(int), cudaMemcpyDeviceToHost));
+
+cleanup:
+    cudaStreamSynchronize(st);
+    cudaFree(zx); cudaFree(zy);
+    cudaFree(ordx); cudaFree(ordy);
+    cudaFree(scratch); cudaFree(dsd0);
+    return status;
+}
+
+template int gpucor_pairwise<double>(dev_problem *, char *, size_t);
+template int gpucor_pairwise<float>(dev_problem *, char *, size_t);
