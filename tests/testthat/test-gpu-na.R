@@ -152,18 +152,8 @@ dist_na_matrix <- function() {
 
 # Double precision against stats ---------------------------------------------
 
-# stats::cor() ranks a one-row matrix as row(x), all 1s with NA included, so
-# Spearman and Kendall with use = "all.obs" return NA values there where
-# gpu_cor() errors "missing observations" (in R, before either engine runs;
-# test-cor.R "a single row with NA" holds that case). Skipped here until then.
-stats_ranks_na_away <- function(x, y, method, use) {
-  one_row_na <- function(u) is.matrix(u) && nrow(u) == 1L && anyNA(u)
-  method != "pearson" && use == "all.obs" && (one_row_na(x) || one_row_na(y))
-}
-
 # expect_same_as_stats_cor() on gpu_backend.
 expect_gpu_like_stats <- function(x, y, method, use, info, tol = 1e-10) {
-  if (stats_ranks_na_away(x, y, method, use)) return(invisible(NULL))
   expect_same_as_stats_cor(x, y, method, use, backend = gpu_backend, info = info, tol = tol)
 }
 
@@ -253,6 +243,35 @@ test_that("GPU matches stats::cor across several slabs (gpucor.gpu_slab = 7)", {
     expect_dist_like_cpu(xd, m, info)
     expect_dist_like_cpu(xd, m, info, precision = "single", tol = 1e-5)
   }
+})
+
+test_that("Kendall in several chunks of row pairs, pairwise Spearman on many rows", {
+  skip_unless_backend()
+  info <- new_seed()
+  # a 30 MB memory cap cuts Kendall's 2e6 row pairs into several chunks
+  # (3 without NA, 9 pairwise), each summed into the same accumulators
+  old <- options(gpucor.gpu_memory = 3e7)
+  on.exit(options(old))
+  x <- rmat(2000, 40)
+  x[, 5] <- round(x[, 5])               # ties
+  xn <- x
+  xn[sample(length(xn), 4000)] <- NA
+  y <- rmat(2000, 3, na = 0.05)
+  for (a in list(list(x, NULL, "everything"), list(xn, NULL, "pairwise.complete.obs"),
+                 list(xn, y, "pairwise.complete.obs"))) {
+    cpu <- gpucor::gpu_cor(a[[1]], a[[2]], method = "kendall", use = a[[3]], backend = "cpu")
+    got <- gpucor::gpu_cor(a[[1]], a[[2]], method = "kendall", use = a[[3]],
+                           backend = gpu_backend)
+    expect_abs_equal(got, cpu, 1e-12,
+                     sprintf("kendall, use = %s, chunked row pairs", a[[3]]), info)
+  }
+  options(old)
+  # more rows than the re-ranking keeps in shared memory (6143): the
+  # per-block scratch in device memory
+  xs <- rmat(7000, 4, na = 0.05)
+  xs[, 2] <- round(xs[, 2] * 3)
+  expect_gpu_like_stats(xs, NULL, "spearman", "pairwise.complete.obs", info)
+  expect_gpu_like_stats(xs, xs[, 3:4] + 1, "spearman", "pairwise.complete.obs", info)
 })
 
 # Single precision against the CPU engine ---------------------------------
