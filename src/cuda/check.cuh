@@ -62,6 +62,7 @@ typedef struct {
     cublasHandle_t h;
     void *pinned[2];
     size_t pinned_bytes;
+    int sms;             /* multiprocessors, for sizing grids */
 } gpucor_ctx;
 
 int gpucor_ctx_get(gpucor_ctx **ctx, size_t pinned_bytes, char *msg,

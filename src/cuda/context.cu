@@ -82,6 +82,9 @@ int gpucor_ctx_get(gpucor_ctx **ctx, size_t pinned_bytes, char *msg,
         CU(cudaStreamCreateWithFlags(&the_ctx.st, cudaStreamNonBlocking));
         CUBLAS(cublasCreate(&the_ctx.h));
         CUBLAS(cublasSetStream(the_ctx.h, the_ctx.st));
+        int dev = 0;
+        CU(cudaGetDevice(&dev));
+        CU(cudaDeviceGetAttribute(&the_ctx.sms, cudaDevAttrMultiProcessorCount, dev));
     }
     if (pinned_bytes > the_ctx.pinned_bytes) {
         for (int b = 0; b < 2; b++) {

@@ -147,6 +147,7 @@ static int run(gpu_cor_problem *pb, char *msg, size_t msgcap)
     unsigned char *fx = NULL, *fy = NULL;
     int sd0 = 0;
     int symmetric = pb->y == NULL;
+    dev_problem d;
     /* m observations of v variables (x) and q (y) */
     size_t m, v, q;
     if (pb->dist_rows) { m = pb->p; v = pb->n; }
@@ -198,21 +199,21 @@ static int run(gpu_cor_problem *pb, char *msg, size_t msgcap)
         dtmp = NULL;
     }
 
+    /* the columns on the device, as every path sees them */
+    memset(&d, 0, sizeof d);
+    d.x = dx; d.y = symmetric ? dx : dy;
+    d.m = m; d.v = v; d.q = q;
+    d.symmetric = symmetric;
+    d.dist = pb->out_kind == 1;
+    d.transform = pb->dist_transform;
+    d.method = pb->method;
+    d.cosine = pb->cosine;
+    d.pairwise = pb->pairwise;
+    d.host = &pb->host; d.gc = gc;
+    d.out = pb->out;
+    d.flags_out = pb->flags_out;
     if ((pb->method == COR_KENDALL && !pb->cosine) || pb->pairwise) {
         /* Kendall (any use) and pairwise complete observations */
-        dev_problem d;
-        memset(&d, 0, sizeof d);
-        d.x = dx; d.y = symmetric ? dx : dy;
-        d.m = m; d.v = v; d.q = q;
-        d.symmetric = symmetric;
-        d.dist = pb->out_kind == 1;
-        d.transform = pb->dist_transform;
-        d.method = pb->method;
-        d.cosine = pb->cosine;
-        d.pairwise = pb->pairwise;
-        d.host = &pb->host; d.gc = gc;
-        d.out = pb->out;
-        d.flags_out = pb->flags_out;
         status = d.method == COR_KENDALL && !d.cosine ? gpucor_kendall<T>(&d, msg, msgcap)
                                                       : gpucor_pairwise<T>(&d, msg, msgcap);
         pb->sd0 = d.sd0;
@@ -256,32 +257,17 @@ static int run(gpu_cor_problem *pb, char *msg, size_t msgcap)
         c.dist = pb->out_kind == 1;
         c.transform = pb->dist_transform;
         c.g = NULL; c.sd0 = dsd0;
-        /* slab width: the output slab, two pinned staging buffers of the
-         * same size on the host, and for dist the GEMM slab; keep the
-         * device share within the budget and each slab <= 256 MiB so the
-         * pipeline has several stages to overlap */
-        size_t rows = v;
+        /* slabs: the output slab and, for a dist, the GEMM slab beside it */
+        slab_plan pl;
         size_t used = m * (v + (symmetric ? 0 : q)) * sizeof(T);
-        size_t avail = gpucor_device_budget(&pb->host, used);
-        size_t per_col = rows * sizeof(T) * (c.dist ? 2 : 1);
-        size_t w = avail / (per_col ? per_col : 1);
-        size_t cap = GPUCOR_SLAB_BYTES / (rows * sizeof(T));
-        if (w > cap) w = cap;
-        if (pb->host.slab_cols) w = pb->host.slab_cols < cap ? pb->host.slab_cols : cap;
-        if (w < 1) {
-            snprintf(msg, msgcap, "out of GPU memory: %.1f MiB free for a "
-                     "slab needing %.1f MiB", avail / 1048576.0,
-                     per_col / 1048576.0);
-            status = GPUCOR_ERR_ALLOC;
-            goto cleanup;
-        }
-        size_t ncols = c.dist ? (v > 0 ? v - 1 : 0) : q;
-        if (w > ncols && ncols > 0) w = ncols;
-        c.w = w;
-        c.nslabs = ncols ? (ncols + w - 1) / w : 0;
-        if (c.dist && c.nslabs) DALLOC(g, rows * w * sizeof(T), "product slab");
+        status = gpucor_plan_slabs(&d, sizeof(T), c.dist ? v * sizeof(T) : 0, used,
+                                   (size_t) -1, &pl, msg, msgcap);
+        if (status != GPUCOR_OK) goto cleanup;
+        c.w = pl.w;
+        c.nslabs = pl.nslabs;
+        if (c.dist && c.nslabs) DALLOC(g, v * c.w * sizeof(T), "product slab");
         c.g = g;
-        size_t max_count = c.dist ? rows * w : v * w;
+        size_t max_count = v * c.w;
         status = gpucor_pipeline(produce<T>, &c, c.nslabs, max_count,
                                  sizeof(T) == sizeof(float), pb->out, &pb->host,
                                  gc, msg, msgcap);

@@ -76,17 +76,12 @@ __global__ static void build_signs(const double *x, size_t m, size_t nc,
 /* t[c] += untied row pairs of column c in this chunk (one block a column). */
 __global__ static void count_untied(const signed char *S, size_t ld, double *t)
 {
-    __shared__ long long sh[256];
+    __shared__ long long sh[32];
     const signed char *col = S + blockIdx.x * ld;
     long long s = 0;
-    for (size_t q = threadIdx.x; q < ld; q += 256) s += col[q] != 0;
-    sh[threadIdx.x] = s;
-    __syncthreads();
-    for (int o = 128; o > 0; o >>= 1) {
-        if ((int) threadIdx.x < o) sh[threadIdx.x] += sh[threadIdx.x + o];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) t[blockIdx.x] += (double) sh[0];
+    for (size_t q = threadIdx.x; q < ld; q += blockDim.x) s += col[q] != 0;
+    s = block_sum(s, sh);
+    if (threadIdx.x == 0) t[blockIdx.x] += (double) s;
 }
 
 __global__ static void na_flags(const double *x, size_t m, unsigned char *f)
@@ -294,12 +289,9 @@ int gpucor_kendall(dev_problem *d, char *msg, size_t msgcap)
                                    msg, msgcap);
         if (status != GPUCOR_OK) goto cleanup;
         size_t w = c.pl.w;
-        int sms = 0, dev = 0;
-        CU(cudaGetDevice(&dev));
-        CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
         /* slices: enough GEMM tiles (128 x 128 or so) for two waves */
         size_t tiles = ((v + 127) / 128) * ((w + 127) / 128);
-        size_t nb = 2 * (size_t) sms / tiles;
+        size_t nb = 2 * (size_t) d->gc->sms / tiles;
         if (nb > 64) nb = 64;
         if (nb > c.K / MIN_SLICE) nb = c.K / MIN_SLICE;
         if (nb < 1) nb = 1;

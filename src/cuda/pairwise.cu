@@ -28,18 +28,6 @@
 
 /* ---- columns shifted by their mean, scaled by a power of two, as T */
 
-__device__ static double block_sum(double v, double *sh)
-{
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    if (lane == 0) sh[warp] = v;
-    __syncthreads();
-    double s = 0;
-    for (int w = 0; w < (int) (blockDim.x >> 5); w++) s += sh[w];
-    __syncthreads();
-    return s;
-}
-
 template <typename T>
 __global__ static void shift_scale(const double *a, size_t m, int center, T *z)
 {
@@ -310,7 +298,7 @@ int gpucor_pairwise(dev_problem *d, char *msg, size_t msgcap)
     cudaStream_t st = d->gc->st;
     T *zx = NULL, *zy = NULL;
     int *ordx = NULL, *ordy = NULL, *scratch = NULL, *dsd0 = NULL;
-    size_t m = d->m, v = d->v, q = d->q, used = 0, per_col = 0;
+    size_t m = d->m, v = d->v, q = d->q, used = 0;
     int spearman = d->method == COR_SPEARMAN && !d->cosine;
     pw_ctx<T> c;
     memset(&c, 0, sizeof c);
@@ -340,10 +328,7 @@ int gpucor_pairwise(dev_problem *d, char *msg, size_t msgcap)
         /* P and R per block: in shared memory while they fit the default
          * 48 KiB, else in global scratch (L2-resident for moderate m) */
         size_t bytes = (2 * m + 2) * sizeof(int);
-        int sms = 0, dev = 0;
-        CU(cudaGetDevice(&dev));
-        CU(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-        c.blocks = (size_t) sms * 16;
+        c.blocks = (size_t) d->gc->sms * 16;
         c.in_shared = bytes <= 48 * 1024;
         if (c.in_shared) {
             c.smem = bytes;
@@ -376,7 +361,7 @@ int gpucor_pairwise(dev_problem *d, char *msg, size_t msgcap)
     CU(cudaMemsetAsync(dsd0, 0, sizeof(int), st));
     c.sd0 = dsd0;
     /* the tile grid has at most 65535 x 32 slab columns */
-    status = gpucor_plan_slabs(d, sizeof(T), per_col, used, (size_t) 65535 * PT,
+    status = gpucor_plan_slabs(d, sizeof(T), 0, used, (size_t) 65535 * PT,
                                &c.pl, msg, msgcap);
     if (status != GPUCOR_OK) goto cleanup;
     status = gpucor_pipeline(pw_produce<T>, &c, c.pl.nslabs, v * c.pl.w,

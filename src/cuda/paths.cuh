@@ -70,4 +70,19 @@ __device__ inline void put_value(T *out, const dev_problem &d, size_t j0,
     out[k] = r;
 }
 
+/* Sum over a block of whole warps; sh holds one value per warp.  Every
+ * thread gets the sum. */
+template <typename R>
+__device__ inline R block_sum(R v, R *sh)
+{
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) sh[warp] = v;
+    __syncthreads();
+    R s = 0;
+    for (int w = 0; w < (int) (blockDim.x >> 5); w++) s += sh[w];
+    __syncthreads();
+    return s;
+}
+
 #endif

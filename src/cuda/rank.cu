@@ -118,7 +118,7 @@ __global__ static void tie_groups(const unsigned long long *sorted, size_t m,
  * ord == NULL the mid-ranks replace the values; otherwise a keeps its values
  * and ord / gs / ge / obs receive the sorted rows and the tie groups
  * (tie_groups). */
-static int sort_columns(double *a, size_t m, size_t v, int *ord, int *gs,
+int gpucor_sort_columns(double *a, size_t m, size_t v, int *ord, int *gs,
                         int *ge, int *obs, cudaStream_t st, char *msg,
                         size_t msgcap)
 {
@@ -180,12 +180,5 @@ cleanup:
 int gpucor_rank_columns(double *a, size_t m, size_t v, cudaStream_t st,
                         char *msg, size_t msgcap)
 {
-    return sort_columns(a, m, v, NULL, NULL, NULL, NULL, st, msg, msgcap);
-}
-
-int gpucor_sort_columns(double *a, size_t m, size_t v, int *ord, int *gs,
-                        int *ge, int *obs, cudaStream_t st, char *msg,
-                        size_t msgcap)
-{
-    return sort_columns(a, m, v, ord, gs, ge, obs, st, msg, msgcap);
+    return gpucor_sort_columns(a, m, v, NULL, NULL, NULL, NULL, st, msg, msgcap);
 }
