@@ -50,8 +50,23 @@ gpu_info <- function() {
 #'     the package was built without CUDA or no device is usable.}
 #'   \item{`gpucor.threads`}{Number of CPU threads of the CPU engine (OpenMP),
 #'     and of the host side of the GPU engine (copying results into R
-#'     memory).  Default: every core the system reports.  Results do not
-#'     depend on it.}
+#'     memory).  Results do not depend on it.  Without the option, the
+#'     OpenMP environment variables `OMP_THREAD_LIMIT` and `OMP_NUM_THREADS`
+#'     decide (the smaller of the two when both are set), and without them
+#'     every core the system reports.  `OMP_THREAD_LIMIT` also caps the
+#'     option, and so does `R CMD check`'s `_R_CHECK_LIMIT_CORES_` (at most
+#'     2 threads, as CRAN asks); counts above the number of cores are capped
+#'     there.  In a forked child (`parallel::mclapply()`,
+#'     `BiocParallel::MulticoreParam()`, a FORK cluster) every call runs on
+#'     one thread: OpenMP's threads do not survive `fork()`, and more would
+#'     hang.  With option `gpucor.profile = TRUE` a CPU result carries the
+#'     number of threads that ran as attribute `"threads"`.}
+#'   \item{`gpucor.memory_guard`}{Before a result is allocated, its size (and
+#'     the engine's working copy of the input) is compared with the memory
+#'     available (`MemAvailable` in `/proc/meminfo`, on Linux), and the call
+#'     stops with the size needed, the size available and what to do
+#'     instead, rather than failing after a long pause or being killed by
+#'     the operating system.  `FALSE` turns the check off (default `TRUE`).}
 #'   \item{`gpucor.gpu_memory`}{Bytes of GPU memory one call may use.
 #'     Default: 90\% of the memory free when the call starts.  Results larger
 #'     than this are produced in slabs.}
@@ -70,7 +85,10 @@ gpu_info <- function() {
 #' engine; the CPU engine always computes in double precision.  In single
 #' precision, correlations are within about 1e-5 of the double-precision
 #' values; distances carry float's relative error (about 1e-6), so
-#' near-duplicate rows with large offsets need `"double"`.
+#' near-duplicate rows with large offsets need `"double"`.  Single-precision
+#' distances are scaled so that float's narrow range is not a limit: no
+#' distance that a double can hold becomes `Inf` or 0 (data spanning more
+#' than float's range is computed in double).
 #'
 #' Every method and `use` mode runs on both engines: Pearson, Spearman and
 #' Kendall correlations (pairwise-complete included), the six

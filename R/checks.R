@@ -18,13 +18,70 @@
   v
 }
 
-# Number of CPU threads: option gpucor.threads, default every core; more
-# threads than cores are never useful, so larger values are capped there.
+# Number of CPU threads an engine call uses, following R's conventions, in
+# this order: option gpucor.threads; else the OpenMP environment variables
+# OMP_THREAD_LIMIT / OMP_NUM_THREADS (the smaller, when both are set); else
+# every core.  OMP_THREAD_LIMIT is also a ceiling for the option (OpenMP
+# enforces it anyway), and so is R CMD check's _R_CHECK_LIMIT_CORES_ (at
+# most 2 threads, as CRAN asks).  More threads than cores are never useful,
+# so the count is capped there; in a forked child it is 1 (see
+# src/threads.c).
 .threads <- function() {
   cores <- .Call(C_gpucor_max_threads)
+  limit <- .env_threads("OMP_THREAD_LIMIT")
   t <- getOption("gpucor.threads")
-  if (is.null(t)) return(cores)
-  if (!is.numeric(t) || length(t) != 1L || is.na(t) || t < 1 || t != floor(t))
-    stop("option 'gpucor.threads' must be a positive whole number", call. = FALSE)
-  as.integer(min(t, cores))
+  if (!is.null(t)) {
+    if (!is.numeric(t) || length(t) != 1L || is.na(t) || t < 1 || t != floor(t))
+      stop("option 'gpucor.threads' must be a positive whole number", call. = FALSE)
+    n <- t
+  } else {
+    n <- min(limit, .env_threads("OMP_NUM_THREADS"), cores)
+  }
+  n <- min(n, limit, cores)
+  chk <- tolower(Sys.getenv("_R_CHECK_LIMIT_CORES_", ""))
+  if (nzchar(chk) && chk != "false") n <- min(n, 2)
+  as.integer(max(1, n))
+}
+
+# A thread count from an OpenMP environment variable, Inf when unset or not
+# a positive whole number (as libgomp, which ignores such values).
+# OMP_NUM_THREADS may list one count per nesting level: the first counts.
+.env_threads <- function(name) {
+  v <- trimws(strsplit(Sys.getenv(name, ""), ",", fixed = TRUE)[[1L]][1L])
+  if (is.na(v) || !grepl("^[0-9]+$", v)) return(Inf)
+  n <- as.numeric(v)
+  if (n < 1) Inf else n
+}
+
+# Stops before the engine runs when its result (and working memory) would
+# not fit in the memory available, instead of R's "cannot allocate vector"
+# after a long pause or the OS killing the process.  Linux only (MemAvailable
+# in /proc/meminfo); elsewhere, or with options(gpucor.memory_guard =
+# FALSE), nothing is checked.  'what' names the result, 'advice' says what
+# to do instead.
+.memory_guard <- function(bytes, what, advice) {
+  if (!isTRUE(getOption("gpucor.memory_guard", TRUE))) return(invisible())
+  avail <- .mem_available()
+  if (is.na(avail) || bytes <= avail) return(invisible())
+  stop(sprintf(paste0("%s needs %s of memory, but only %s is available ",
+                      "(MemAvailable in /proc/meminfo).  %s  ",
+                      "options(gpucor.memory_guard = FALSE) skips this check."),
+               what, .fmt_bytes(bytes), .fmt_bytes(avail), advice), call. = FALSE)
+}
+
+# Bytes of memory available to a new allocation (Linux), NA elsewhere.
+.mem_available <- function() {
+  if (!file.exists("/proc/meminfo")) return(NA_real_)
+  m <- tryCatch(readLines("/proc/meminfo", n = 40L, warn = FALSE),
+                error = function(e) character())
+  a <- grep("^MemAvailable:", m, value = TRUE)
+  if (length(a) != 1L) return(NA_real_)
+  kb <- suppressWarnings(as.numeric(gsub("[^0-9]", "", a)))
+  if (is.na(kb)) NA_real_ else kb * 1024
+}
+
+.fmt_bytes <- function(b) {
+  u <- c("bytes", "KiB", "MiB", "GiB", "TiB", "PiB")
+  k <- if (b < 1024) 1L else min(length(u), floor(log(b, 1024)) + 1L)
+  if (k == 1L) sprintf("%.0f bytes", b) else sprintf("%.1f %s", b / 1024^(k - 1L), u[k])
 }

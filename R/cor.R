@@ -73,14 +73,12 @@ gpu_cor <- function(x, y = NULL, method = c("pearson", "spearman", "kendall"),
     if (nrow(y) != nrow(x)) stop("incompatible dimensions")
   }
   use_name <- .gpucor_uses[use]
-  if (length(x) == 0L || (!is.null(y) && length(y) == 0L)) {
-    if (use_name == "complete.obs") stop("no complete element pairs")
-    if (use_name %in% c("all.obs", "pairwise.complete.obs")) stop("'x' is empty")
-  }
+  rank_method <- method != "pearson"
+  .cor_empty_check(x, y, use_name, rank_method)
   # stats ranks a one-row matrix as row(x), all 1s, for Spearman and
   # Kendall, so its NA never reach all.obs' check (the result is NA anyway)
   na_checked <- function(a, was_matrix)
-    !is.null(a) && anyNA(a) && !(method != "pearson" && was_matrix && nrow(a) == 1L)
+    !is.null(a) && anyNA(a) && !(rank_method && was_matrix && nrow(a) == 1L)
   if (use_name == "all.obs" && (na_checked(x, x_matrix) || na_checked(y, y_matrix)))
     stop("missing observations in cov/cor")
   rows <- NULL
@@ -93,6 +91,25 @@ gpu_cor <- function(x, y = NULL, method = c("pearson", "spearman", "kendall"),
     }
   }
   nobs <- if (is.null(rows)) nrow(x) else length(rows)
+  # ... and that row() has no dimnames: outside pairwise mode a rank
+  # method's result loses the names of a side that is a one-row matrix once
+  # its rows are chosen (complete cases)
+  cx <- colnames(x)
+  cy <- if (is.null(y)) cx else colnames(y)
+  if (rank_method && use_name != "pairwise.complete.obs" && nobs == 1L) {
+    if (x_matrix) { cx <- NULL; if (is.null(y)) cy <- NULL }
+    if (y_matrix) cy <- NULL
+  }
+  q <- if (is.null(y)) ncol(x) else ncol(y)
+  # the result, and the engine's standardized (or ranked) copy of the input
+  .memory_guard(8 * (as.double(ncol(x)) * q +
+                     as.double(nobs) * (ncol(x) + (if (is.null(y)) 0 else q))),
+                sprintf("gpu_cor(): the %d x %d result", ncol(x), q),
+                if (is.null(y)) paste(
+                  "A 'dist' of the columns (gpu_dist(t(x), \"correlation\")) takes half",
+                  "as much; blocks of columns can be computed with 'y =', as in",
+                  "gpu_cor(x, x[, 1:1000]).") else
+                  "Compute it in blocks of columns of 'y'.")
   pairwise_na <- use_name == "pairwise.complete.obs" && (anyNA(x) || anyNA(y))
   backend <- .resolve_backend(
     backend, work = as.double(ncol(x)) * (if (is.null(y)) ncol(x) / 2 else ncol(y)) *
@@ -105,8 +122,6 @@ gpu_cor <- function(x, y = NULL, method = c("pearson", "spearman", "kendall"),
   done <- TRUE
   sd0 <- isTRUE(attr(r, "sd0"))
   attr(r, "sd0") <- NULL
-  cx <- colnames(x)
-  cy <- if (is.null(y)) cx else colnames(y)
   if (matrix_result) {
     if (!is.null(cx) || !is.null(cy)) dimnames(r) <- list(cx, cy)
   } else {
@@ -114,4 +129,24 @@ gpu_cor <- function(x, y = NULL, method = c("pearson", "spearman", "kendall"),
   }
   if (sd0) warning("the standard deviation is zero")
   r
+}
+
+# stats' errors for empty input, which depend on the route cor() takes for
+# each method and 'use' (its C code checks only x, except where its R loop
+# for rank methods under pairwise.complete.obs checks both).
+.cor_empty_check <- function(x, y, use_name, rank_method) {
+  empty_x <- length(x) == 0L
+  switch(use_name,
+    all.obs = if (empty_x) stop("'x' is empty"),
+    complete.obs = if (empty_x) stop("no complete element pairs"),
+    pairwise.complete.obs = {
+      if (!rank_method) {
+        if (empty_x) stop("'x' is empty")
+      } else if (is.null(y)) {
+        if (ncol(x) == 0L) stop("'x' is empty")
+      } else if (empty_x || length(y) == 0L) {
+        stop("both 'x' and 'y' must be non-empty")
+      }
+    })
+  invisible()
 }

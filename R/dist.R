@@ -85,6 +85,12 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
   if (!(is.numeric(x) || is.logical(x)) || !is.atomic(x))
     stop("'x' must be numeric")
   x <- .as_double_matrix(x)
+  n <- as.double(nrow(x))
+  # the result, and the engine's copy of the input (transposed or padded)
+  .memory_guard(8 * (n * (n - 1) / 2 + 2 * n * (ncol(x) + 4)),
+                sprintf("gpu_dist(): the 'dist' of %d rows", nrow(x)),
+                paste("Cluster a subset of the rows, or compute the distances",
+                      "between blocks of rows."))
   cost <- if (m <= 6L) 1 else
     .cpu_cost(c("pearson", "pearson", "spearman", "kendall", "pearson")[m - 6L], anyNA(x))
   backend <- .resolve_backend(
@@ -96,7 +102,8 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
   done <- TRUE
   sd0 <- isTRUE(attr(d, "sd0"))
   nonfinite <- isTRUE(attr(d, "nonfinite"))
-  timing <- attr(d, "timing")          # only with option gpucor.profile
+  timing <- attr(d, "timing")          # these two only with option gpucor.profile
+  threads <- attr(d, "threads")
   attributes(d) <- NULL
   attr(d, "Size") <- nrow(x)
   attr(d, "Labels") <- dimnames(x)[[1L]]
@@ -107,6 +114,7 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
   attr(d, "call") <- match.call()
   class(d) <- "dist"
   if (!is.null(timing)) attr(d, "timing") <- timing
+  if (!is.null(threads)) attr(d, "threads") <- threads
   if (nonfinite) warning("treating non-finite values as NA")
   if (sd0) warning("the standard deviation is zero")
   d

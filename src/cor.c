@@ -66,7 +66,7 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows,
         pb.host.interrupted = gpucor_interrupted;
         pb.host.progress = gpucor_progress_update;
         pb.host.progress_ctx = &pr;
-        pb.host.nthreads = asInteger(threads);
+        pb.host.nthreads = gpucor_nthreads(threads);
         pb.host.mem_cap = mem_cap;
         pb.host.slab_cols = slab;
         status = gpucor_cuda_cor(&pb);
@@ -93,7 +93,7 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows,
         pb.use = u;
         pb.out_kind = OUT_MATRIX;
         pb.out = REAL(ans);
-        pb.nthreads = asInteger(threads);
+        pb.nthreads = gpucor_nthreads(threads);
         pb.interrupted = gpucor_interrupted;
         status = cpu_cor_run(&pb);
         if (status != GPUCOR_OK) {
@@ -101,6 +101,7 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows,
             gpucor_raise(status, "gpu_cor");
         }
         sd0 = pb.sd0;
+        gpucor_set_threads(ans, gpu, pb.threads_used);
     }
     if (sd0) setAttrib(ans, install("sd0"), ScalarLogical(TRUE));
     UNPROTECT(nprot);

@@ -39,10 +39,18 @@ static int binary_nonfinite(const double *x, size_t n, size_t p)
     return 0;
 }
 
+/* The correlation method of a correlation distance. */
+static int cor_method_of(int m)
+{
+    return m == DIST_SPEARMAN ? COR_SPEARMAN
+         : m == DIST_KENDALL ? COR_KENDALL : COR_PEARSON;
+}
+
 /* Correlation distances on the CPU: rows of x are the variables, so they
  * are copied into contiguous columns for the correlation engine. */
 static int cpu_cor_dist(const double *x, size_t n, size_t p, int method,
-                        int anyna, double *out, int nthreads, int *sd0)
+                        int anyna, double *out, int nthreads, int *sd0,
+                        int *threads_used)
 {
     double *xt = malloc((n * p ? n * p : 1) * sizeof(double));
     if (!xt) return GPUCOR_ERR_ALLOC;
@@ -51,8 +59,7 @@ static int cpu_cor_dist(const double *x, size_t n, size_t p, int method,
     cor_problem pb = {0};
     pb.x = xt; pb.p = n; pb.ldx = p;
     pb.n = p;
-    pb.method = method == DIST_SPEARMAN ? COR_SPEARMAN
-              : method == DIST_KENDALL ? COR_KENDALL : COR_PEARSON;
+    pb.method = cor_method_of(method);
     pb.cosine = method == DIST_COSINE;
     pb.use = anyna ? USE_PAIRWISE : USE_EVERYTHING;
     pb.out_kind = OUT_DIST;
@@ -63,9 +70,11 @@ static int cpu_cor_dist(const double *x, size_t n, size_t p, int method,
     pb.interrupted = gpucor_interrupted;
     int status = cpu_cor_run(&pb);
     *sd0 = pb.sd0;
+    *threads_used = pb.threads_used;
     free(xt);
     return status;
 }
+
 
 SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP threads, SEXP gpu)
 {
@@ -82,7 +91,7 @@ SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP threads, SEXP gpu)
     int use_gpu = gpucor_gpu_opts(gpu, &single, &mem_cap, &slab, &progress);
     size_t n = (size_t) nrows(x), p = (size_t) ncols(x);
     R_xlen_t len = (R_xlen_t) (n * (n - (n > 0)) / 2);
-    int nt = asInteger(threads);
+    int nt = gpucor_nthreads(threads), used = 1;
     int anyna = m > DIST_MINKOWSKI ? any_nan(REAL(x), n * p) : 0;
 
     SEXP ans = PROTECT(allocVector(REALSXP, len));
@@ -107,7 +116,8 @@ SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP threads, SEXP gpu)
     host.mem_cap = mem_cap;
     host.slab_cols = slab;
 #endif
-    if (use_gpu && n >= 2 && (m <= DIST_MINKOWSKI || p >= 2)) {
+    /* a correlation needs two coordinates; a cosine one */
+    if (use_gpu && n >= 2 && (m <= DIST_MINKOWSKI || p >= (m == DIST_COSINE ? 1u : 2u))) {
 #ifdef GPUCOR_CUDA
         if (m <= DIST_MINKOWSKI) {
             memset(&dpb, 0, sizeof dpb);
@@ -122,8 +132,7 @@ SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP threads, SEXP gpu)
         } else {
             memset(&cpb, 0, sizeof cpb);
             cpb.x = REAL(x); cpb.n = n; cpb.p = p;
-            cpb.method = m == DIST_SPEARMAN ? COR_SPEARMAN
-                       : m == DIST_KENDALL ? COR_KENDALL : COR_PEARSON;
+            cpb.method = cor_method_of(m);
             cpb.cosine = m == DIST_COSINE;
             cpb.pairwise = anyna;   /* rows with NA: pairwise, as on the CPU */
             cpb.single = single;
@@ -149,13 +158,28 @@ SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP threads, SEXP gpu)
         pb.interrupted = gpucor_interrupted;
         status = cpu_dist_run(&pb);
         flag = pb.nonfinite_binary;
+        used = pb.threads_used;
     } else {
-        status = cpu_cor_dist(REAL(x), n, p, m, anyna, REAL(ans), nt, &flag);
+        status = cpu_cor_dist(REAL(x), n, p, m, anyna, REAL(ans), nt, &flag,
+                              &used);
     }
     if (status != GPUCOR_OK) {
         UNPROTECT(1);
         gpucor_raise_msg(status, "gpu_dist", gmsg);
     }
+    /* With NA the correlation distances are 1 - cor(t(x), use =
+     * "pairwise.complete.obs"), whose diagonal -- not in a 'dist' -- also
+     * gives stats' warning for a row constant on its own observed values */
+    if (anyna && !flag) {
+        int s = cpu_self_pairs_sd0(REAL(x), n, p, 1, n, cor_method_of(m),
+                                   m == DIST_COSINE);
+        if (s < 0) {
+            UNPROTECT(1);
+            gpucor_raise(GPUCOR_ERR_ALLOC, "gpu_dist");
+        }
+        flag = s;
+    }
+    if (!use_gpu) gpucor_set_threads(ans, gpu, used);
     if (flag)
         setAttrib(ans, install(m == DIST_BINARY ? "nonfinite" : "sd0"),
                   ScalarLogical(TRUE));

@@ -5,6 +5,7 @@
 #include <Rinternals.h>
 #include <R_ext/Rdynload.h>
 #include "gpucor.h"
+#include "status.h"
 
 SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows,
                 SEXP threads, SEXP gpu);
@@ -18,11 +19,17 @@ SEXP gpucor_gpu_release(void);
 #endif
 
 /* Frees the GPU context gpucor keeps between calls (stream, cuBLAS handle,
- * pinned staging); the next GPU call creates it again. */
+ * pinned staging); the next GPU call creates it again.  Called by the exit
+ * finalizer (R/zzz.R), at unload, and by tests.  In a forked child the
+ * parent's context is not usable, so it is only forgotten: freeing it there
+ * would be a CUDA call in a child, which fails or hangs. */
 SEXP gpucor_gpu_release(void)
 {
 #ifdef GPUCOR_CUDA
-    gpucor_cuda_release();
+    if (gpucor_forked_child())
+        gpucor_cuda_forget();
+    else
+        gpucor_cuda_release();
 #endif
     return R_NilValue;
 }
@@ -43,6 +50,7 @@ static const R_CallMethodDef callMethods[] = {
 void R_init_gpucor(DllInfo *dll)
 {
     gpucor_na_real = NA_REAL;
+    gpucor_threads_init();
     R_registerRoutines(dll, NULL, callMethods, NULL, NULL);
     R_useDynamicSymbols(dll, FALSE);
     R_forceSymbols(dll, TRUE);

@@ -46,13 +46,3 @@ void gpucor_raise_msg(int status, const char *what, const char *msg)
         gpucor_raise(status, what);
     error("%s: %s", what, msg);
 }
-
-SEXP gpucor_max_threads(void)
-{
-#ifdef _OPENMP
-    extern int omp_get_num_procs(void);
-    return ScalarInteger(omp_get_num_procs());
-#else
-    return ScalarInteger(1);
-#endif
-}

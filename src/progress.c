@@ -49,6 +49,12 @@ void gpucor_set_timing(SEXP ans, SEXP opts, const double *seconds)
     UNPROTECT(1);
 }
 
+void gpucor_set_threads(SEXP ans, SEXP opts, int threads)
+{
+    if (XLENGTH(opts) < 6 || REAL(opts)[5] == 0) return;
+    setAttrib(ans, install("threads"), ScalarInteger(threads));
+}
+
 /* gpu options vector from R: c(use_gpu, single, mem_cap, slab, progress,
  * profile) */
 int gpucor_gpu_opts(SEXP opts, int *single, double *mem_cap, size_t *slab,

@@ -15,6 +15,14 @@ void gpucor_progress_update(void *ctx, double frac);
 /* With option gpucor.profile, attach the GPU pipeline's stage times
  * (wait for GPU, copy into R memory, pipeline total) as attribute "timing". */
 void gpucor_set_timing(SEXP ans, SEXP opts, const double *seconds);
+/* threads.c: the thread count an engine call gets (1 in a forked child),
+ * and the pthread_atfork registration R_init_gpucor makes. */
+int gpucor_nthreads(SEXP threads);
+int gpucor_forked_child(void);
+void gpucor_threads_init(void);
+/* With option gpucor.profile, attach the CPU engine's team size as
+ * attribute "threads" (the thread-limit tests read it). */
+void gpucor_set_threads(SEXP ans, SEXP opts, int threads);
 /* Unpacks the 'gpu' options vector; returns use_gpu. */
 int gpucor_gpu_opts(SEXP opts, int *single, double *mem_cap, size_t *slab,
                     int *progress);

@@ -7,7 +7,7 @@
  * of standardized columns, or Kendall's tau per pair.  Under
  * use = "pairwise.complete.obs" the pairs that involve a column with NA are
  * recomputed exactly over their shared rows; pairs of complete columns keep
- * the fast path, where pairwise and complete are the same thing.
+ * the fast path, centred with the mean stats' pairwise code gives them.
  * emit() writes each tile straight into its final place: both triangles of
  * the p x q matrix, or the packed lower triangle of a 'dist' (no p x p
  * intermediate).
@@ -96,7 +96,8 @@ static inline double pair_value(cor_ctx *c, size_t i, size_t j, double v)
     if (f & COL_HAS_NA)
         return c->pairwise ? v : gpucor_na_real;
     unsigned zero = COL_ZERO_SD;
-    if (!c->pairwise && c->pb->out_kind == OUT_MATRIX) zero |= COL_TINY_SD;
+    if (!c->pairwise && c->pb->out_kind == OUT_MATRIX)
+        zero |= c->symmetric ? COL_VAR_UNDERFLOW : COL_SD_UNDERFLOW;
     if (f & zero) {
         if (c->pairwise || c->pb->out_kind == OUT_DIST) note_sd0(c);
         return gpucor_na_real;
@@ -146,7 +147,7 @@ static void emit(void *ctx, size_t i0, size_t ni, size_t j0, size_t nj,
 int cpu_sd0_rule(const unsigned char *fx, size_t p, const unsigned char *fy,
                  size_t q)
 {
-    const unsigned ZERO = COL_ZERO_SD | COL_TINY_SD;
+    const unsigned ZERO = COL_ZERO_SD | (fy ? COL_SD_UNDERFLOW : COL_VAR_UNDERFLOW);
     if (!fy) {
         int seen_zero = 0;
         for (size_t i = 0; i < p; i++) {
@@ -225,10 +226,12 @@ int cpu_cor_run(cor_problem *pb)
     size_t q = pb->y ? pb->q : pb->p;
 
     pb->sd0 = 0;
+    pb->threads_used = 1;
     if (!pb->rows) pb->nobs = pb->n;
     if (pb->p == 0 || q == 0) return GPUCOR_OK;
-    /* stats: fewer than two observations give NA throughout, silently */
-    if (pb->nobs < 2) { fill_na(pb); return GPUCOR_OK; }
+    /* stats: fewer than two observations give NA throughout, silently; the
+     * cosine of two one-coordinate vectors is their product's sign */
+    if (pb->nobs < (pb->cosine ? 1u : 2u)) { fill_na(pb); return GPUCOR_OK; }
 
     fx = malloc(pb->p);
     fy = pb->y ? malloc(q) : fx;
@@ -248,12 +251,17 @@ int cpu_cor_run(cor_problem *pb)
         zy = pb->y ? malloc(q * ld * sizeof(double)) : zx;
         if (!zx || !zy) { status = GPUCOR_ERR_ALLOC; goto cleanup; }
         int rank = pb->method == COR_SPEARMAN && !pb->cosine;
+        /* pairwise Pearson of complete columns is COV_PAIRWISE_BODY in
+         * stats; Spearman's pairs are re-ranked and go through the
+         * two-pass code of cor(use = "all.obs") */
+        int mean_kind = pb->cosine ? MEAN_NONE
+                      : (pairwise && !rank) ? MEAN_PAIRWISE : MEAN_R_TWO_PASS;
         status = cpu_standardize(pb->x, pb->n, pb->p, pb->ldx, 1, pb->rows,
-                                 pb->nobs, rank, !pb->cosine, zx, ld, fx,
+                                 pb->nobs, rank, mean_kind, zx, ld, fx,
                                  pb->nthreads);
         if (status == GPUCOR_OK && pb->y)
             status = cpu_standardize(pb->y, pb->n, q, pb->ldy, 1, pb->rows,
-                                     pb->nobs, rank, !pb->cosine, zy, ld, fy,
+                                     pb->nobs, rank, mean_kind, zy, ld, fy,
                                      pb->nthreads);
     }
     if (status != GPUCOR_OK) goto cleanup;
@@ -273,7 +281,8 @@ int cpu_cor_run(cor_problem *pb)
                              : (pairwise ? 4 * n * sizeof(double) + 2 * n * sizeof(size_t) : 0);
     status = cpu_tiles_run(pb->p, q, c.symmetric,
                            kendall ? TILE_KENDALL : TILE_DOT, fill, &c,
-                           scratch, emit, &c, pb->nthreads, pb->interrupted);
+                           scratch, emit, &c, pb->nthreads, pb->interrupted,
+                           &pb->threads_used);
     if (status != GPUCOR_OK) goto cleanup;
     pb->sd0 = (pairwise || pb->out_kind == OUT_DIST)
                   ? c.sd0 : cpu_sd0_rule(fx, pb->p, pb->y ? fy : NULL, q);

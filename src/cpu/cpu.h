@@ -14,8 +14,12 @@
 /* Per-column flags (bit set). */
 #define COL_HAS_NA  1u   /* a NaN/NA among the rows used */
 #define COL_ZERO_SD 2u   /* zero spread: every used value equal (or < 2 values) */
-#define COL_TINY_SD 4u   /* variance underflows a double: stats' cor() calls
-                            that a zero sd outside pairwise mode */
+/* stats' cor() outside pairwise mode keeps the spread in a double, so a
+ * column whose spread underflows one has "zero sd" there -- by two rules:
+ * without y it stores the variance (cov_complete1, cov_na_1), with y the
+ * standard deviation (COV_SDEV of cov_complete2, cov_na_2). */
+#define COL_VAR_UNDERFLOW 4u   /* (double) variance == 0 */
+#define COL_SD_UNDERFLOW  8u   /* (double) sqrtl(variance) == 0 */
 
 /* ---- the generic tile driver (tiles.c) ------------------------------------
  * Output is a p x q grid of pairs (i, j); with 'symmetric' only the tiles on
@@ -23,7 +27,8 @@
  * driver calls fill() into a thread-private buffer (ni x nj, column-major,
  * leading dimension ni) and then emit(), which stores the tile in its final
  * place (a full matrix, a packed 'dist' vector, ...).  'scratch' is a
- * thread-private workspace of scratch_bytes. */
+ * thread-private workspace of scratch_bytes.  *team (may be NULL) gets the
+ * number of threads that ran. */
 typedef void (*tile_fill_fn)(void *ctx, size_t i0, size_t ni, size_t j0,
                              size_t nj, double *tile, void *scratch);
 typedef void (*tile_emit_fn)(void *ctx, size_t i0, size_t ni, size_t j0,
@@ -32,7 +37,7 @@ typedef void (*tile_emit_fn)(void *ctx, size_t i0, size_t ni, size_t j0,
 int cpu_tiles_run(size_t p, size_t q, int symmetric, size_t tile,
                   tile_fill_fn fill, void *fill_ctx, size_t scratch_bytes,
                   tile_emit_fn emit, void *emit_ctx, int nthreads,
-                  gpucor_interrupt_fn interrupted);
+                  gpucor_interrupt_fn interrupted, int *team);
 
 /* ---- ranking (rank.c) ---------------------------------------------------- */
 /* Mid-ranks of x[0..n-1] (ties averaged, as rank(ties.method = "average")),
@@ -46,15 +51,25 @@ void cpu_order(const double *x, size_t *idx, size_t n, size_t *tmp);
  * residuals added back; returned, as stats keeps it, in a double. */
 double cpu_r_mean(const double *v, size_t n);
 
+/* How a column is centred: not at all (cosine); with stats' two-pass mean
+ * rounded to a double (cor() outside pairwise mode: MEAN in cov.c); with
+ * its one-pass long-double mean kept in long double (pairwise mode:
+ * COV_PAIRWISE_BODY), so that pairs of complete columns under
+ * "pairwise.complete.obs" carry the same mean as stats gives them. */
+enum { MEAN_NONE = 0, MEAN_R_TWO_PASS = 1, MEAN_PAIRWISE = 2 };
+
 /*
  * Column c of the n-row, column-major x (column stride ldx) is read at rows
  * rows[0..nobs-1] (all rows when rows is NULL), ranked first when 'rank' is
- * set, centred with R's two-pass long-double mean (unless 'center' is 0) and
- * scaled to unit sum of squares, into z (column stride ldz, zero padded to
- * ldz).  flags[c] gets COL_HAS_NA / COL_ZERO_SD. */
+ * set, centred as 'mean_kind' says and scaled to unit sum of squares, into
+ * z (column stride ldz, zero padded to ldz).  Each column is first scaled
+ * by a power of two (exact) so that its largest |value| is near 1: the
+ * mean of subnormal values then keeps its digits, and squares of values
+ * near 1e154 do not overflow where long double is only double.  flags[c]
+ * gets COL_HAS_NA, COL_ZERO_SD and the two underflow rules. */
 int cpu_standardize(const double *x, size_t n, size_t p, size_t ldx,
                     size_t stride_obs, const int *rows, size_t nobs,
-                    int rank, int center, double *z, size_t ldz,
+                    int rank, int mean_kind, double *z, size_t ldz,
                     unsigned char *flags, int nthreads);
 
 /* Dot products of column blocks: tile[a + b*ni] = sum_k A[a*ld + k] *
@@ -82,7 +97,6 @@ double cpu_kendall_dense(const int *xr, const int *yr, size_t n, int *work,
 void cpu_dense_rank(const double *x, size_t n, int *out, size_t *idx,
                     size_t *tmp);
 
-#endif
 
 /* ---- correlation matrices and correlation distances (correlate.c) -------- */
 enum { OUT_MATRIX = 0, OUT_DIST = 1 };
@@ -102,6 +116,7 @@ typedef struct {
     int nthreads;
     gpucor_interrupt_fn interrupted;
     int sd0;                           /* out: "the standard deviation is zero" */
+    int threads_used;                  /* out: the tile driver's team size */
 } cor_problem;
 
 int cpu_cor_run(cor_problem *pb);
@@ -110,6 +125,15 @@ int cpu_cor_run(cor_problem *pb);
  * from column flags (fy NULL: x against itself).  Shared with the GPU path. */
 int cpu_sd0_rule(const unsigned char *fx, size_t p, const unsigned char *fy,
                  size_t q);
+
+/* Whether stats' pairwise code gives "the standard deviation is zero" for
+ * some variable against itself: the diagonal of cor(t(x), use =
+ * "pairwise.complete.obs"), which a 'dist' does not store but whose warning
+ * gpu_dist's correlation distances of data with NA still give.  Variable v
+ * is x[v * var_stride + k * obs_stride], k < nobs.  method: COR_*. */
+int cpu_self_pairs_sd0(const double *x, size_t nvar, size_t nobs,
+                       size_t var_stride, size_t obs_stride, int method,
+                       int cosine);
 
 /* ---- stats::dist()'s metrics between rows (distance.c) ------------------- */
 typedef struct {
@@ -120,6 +144,7 @@ typedef struct {
     int nthreads;
     gpucor_interrupt_fn interrupted;
     int nonfinite_binary;              /* out: binary met Inf (stats warns) */
+    int threads_used;                  /* out: the tile driver's team size */
 } dist_problem;
 
 int cpu_dist_run(dist_problem *pb);
@@ -127,3 +152,5 @@ int cpu_dist_run(dist_problem *pb);
 /* ---- the host end of the GPU pipeline (copy.c) --------------------------- */
 void cpu_copy_out(double *dst, const void *src, size_t count, int is_float,
                   int nthreads);
+
+#endif

@@ -243,6 +243,7 @@ static void emit(void *ctx, size_t i0, size_t ni, size_t j0, size_t nj,
 int cpu_dist_run(dist_problem *pb)
 {
     pb->nonfinite_binary = 0;
+    pb->threads_used = 1;
     if (pb->n < 2) return GPUCOR_OK;
     size_t n = pb->n, p = pb->p, ld = (p + 3) & ~(size_t) 3;
     if (ld == 0) ld = 4;
@@ -265,7 +266,7 @@ int cpu_dist_run(dist_problem *pb)
     }
     dist_ctx c = {pb, xt, ld, finite, 0};
     status = cpu_tiles_run(n, n, 1, TILE_DIST, fill, &c, 0, emit, &c,
-                           pb->nthreads, pb->interrupted);
+                           pb->nthreads, pb->interrupted, &pb->threads_used);
     pb->nonfinite_binary = c.nonfinite;
 cleanup:
     free(xt);

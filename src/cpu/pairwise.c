@@ -7,6 +7,7 @@
  * as stats' do.
  */
 #include <math.h>
+#include <stdlib.h>
 #include "cpu.h"
 
 static inline double clamp1(long double r)
@@ -96,4 +97,34 @@ double cpu_cosine_pair(const double *x, const double *y, size_t n, int *sd0)
         return gpucor_na_real;
     }
     return clamp1(sxy / (sqrtl(sxx) * sqrtl(syy)));
+}
+
+int cpu_self_pairs_sd0(const double *x, size_t nvar, size_t nobs,
+                       size_t var_stride, size_t obs_stride, int method,
+                       int cosine)
+{
+    /* a copy of one variable; the pair code wants contiguous vectors */
+    double *v = malloc((nobs ? nobs : 1) * sizeof(double));
+    if (!v) return -1;
+    int sd0 = 0;
+    for (size_t i = 0; i < nvar && !sd0; i++) {
+        size_t cnt = 0;
+        for (size_t k = 0; k < nobs; k++) {
+            double a = x[i * var_stride + k * obs_stride];
+            if (!isnan(a)) v[cnt++] = a;
+        }
+        if (cosine) {
+            (void) cpu_cosine_pair(v, v, cnt, &sd0);
+        } else if (method == COR_PEARSON) {
+            (void) cpu_pearson_pair(v, v, cnt, &sd0);
+        } else if (cnt >= 2) {
+            /* re-ranked on its own rows, x against itself is all ties
+             * exactly when its values are (Spearman and Kendall alike) */
+            size_t k = 1;
+            while (k < cnt && v[k] == v[0]) k++;
+            sd0 = k == cnt;
+        }
+    }
+    free(v);
+    return sd0;
 }

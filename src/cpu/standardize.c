@@ -5,10 +5,12 @@
  *
  * Centring first is what keeps 1e8 + noise exact: the one-pass
  * sum(x*y) - n*mx*my formula cancels every digit there.  The mean is
- * computed exactly as stats' cov.c does (long-double sum, then a second
- * pass adding the mean residual), so that a constant column gives a sum of
- * squares of exactly 0 -- the test stats uses for "the standard deviation
- * is zero" -- in the same cases as stats.
+ * computed exactly as stats' cov.c does for the mode at hand (outside
+ * pairwise mode a long-double sum, then a second pass adding the mean
+ * residual, kept in a double; pairwise, a one-pass long-double mean kept in
+ * long double), so that a constant column gives a sum of squares of exactly
+ * 0 -- the test stats uses for "the standard deviation is zero" -- in the
+ * same cases as stats, and 1e12 + noise carries stats' own mean.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -32,7 +34,7 @@ double cpu_r_mean(const double *v, size_t n)
 
 int cpu_standardize(const double *x, size_t n, size_t p, size_t ldx,
                     size_t stride_obs, const int *rows, size_t nobs,
-                    int rank, int center, double *z, size_t ldz,
+                    int rank, int mean_kind, double *z, size_t ldz,
                     unsigned char *flags, int nthreads)
 {
     int failed = 0;
@@ -68,7 +70,23 @@ int cpu_standardize(const double *x, size_t n, size_t p, size_t ldx,
                 cpu_rank(v, nobs, zc, idx);   /* zc as temporary */
                 for (size_t k = 0; k < nobs; k++) v[k] = zc[k];
             }
-            long double mean = center && nobs > 0 ? cpu_r_mean(v, nobs) : 0.0L;
+            /* A power of two is exact and commutes with every rounding below
+             * while nothing under- or overflows, so for ordinary data this
+             * changes no bit; for subnormal data the mean keeps its digits
+             * (stats rounds it to a subnormal double and loses them). */
+            double amax = 0;
+            for (size_t k = 0; k < nobs; k++)
+                if (fabs(v[k]) > amax) amax = fabs(v[k]);
+            int e = (isfinite(amax) && amax > 0) ? ilogb(amax) : 0;
+            if (e != 0)
+                for (size_t k = 0; k < nobs; k++) v[k] = ldexp(v[k], -e);
+            long double mean = 0.0L;
+            if (mean_kind == MEAN_R_TWO_PASS && nobs > 0) {
+                mean = cpu_r_mean(v, nobs);
+            } else if (mean_kind == MEAN_PAIRWISE && nobs > 0) {
+                for (size_t k = 0; k < nobs; k++) mean += v[k];
+                mean /= (long double) nobs;
+            }
             long double ss = 0.0L;
             for (size_t k = 0; k < nobs; k++) {
                 long double d = v[k] - mean;
@@ -78,15 +96,17 @@ int cpu_standardize(const double *x, size_t n, size_t p, size_t ldx,
                 f |= COL_ZERO_SD;
                 for (size_t k = 0; k < nobs; k++) zc[k] = 0.0;
             } else {
-                /* the scale stays in long double: sqrt(ss) of values near
-                 * 1e154 or 1e-160 over- or underflows a double */
                 long double s = sqrtl(ss);
                 for (size_t k = 0; k < nobs; k++)
                     zc[k] = (double) ((v[k] - mean) / s);
-                /* stats keeps the variance in a double before its sqrt:
-                 * a variance below the double range is its zero sd */
-                if (nobs > 1 && (double) (ss / (long double) (nobs - 1)) == 0.0)
-                    f |= COL_TINY_SD;
+                /* stats' cor() keeps the variance (no y) or the standard
+                 * deviation (with y) in a double: below its range, that is
+                 * stats' zero sd */
+                if (nobs > 1) {
+                    long double var = ldexpl(ss / (long double) (nobs - 1), 2 * e);
+                    if ((double) var == 0.0) f |= COL_VAR_UNDERFLOW;
+                    if ((double) sqrtl(var) == 0.0) f |= COL_SD_UNDERFLOW;
+                }
             }
             flags[c] = f;
         }

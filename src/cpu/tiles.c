@@ -17,7 +17,7 @@
 int cpu_tiles_run(size_t p, size_t q, int symmetric, size_t tile,
                   tile_fill_fn fill, void *fill_ctx, size_t scratch_bytes,
                   tile_emit_fn emit, void *emit_ctx, int nthreads,
-                  gpucor_interrupt_fn interrupted)
+                  gpucor_interrupt_fn interrupted, int *team)
 {
     if (p == 0 || q == 0) return GPUCOR_OK;
     size_t nbi = (p + tile - 1) / tile, nbj = (q + tile - 1) / tile;
@@ -25,6 +25,7 @@ int cpu_tiles_run(size_t p, size_t q, int symmetric, size_t tile,
     int stop = 0, failed = 0;
     if (nthreads < 1) nthreads = 1;
     if ((size_t) nthreads > ntiles) nthreads = (int) ntiles;
+    if (team) *team = 1;
 
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nthreads)
@@ -36,6 +37,7 @@ int cpu_tiles_run(size_t p, size_t q, int symmetric, size_t tile,
         int master = 1;
 #ifdef _OPENMP
         master = omp_get_thread_num() == 0;
+        if (master && team) *team = omp_get_num_threads();
 #endif
         if (!ok) {
 #ifdef _OPENMP

@@ -72,6 +72,12 @@ extern "C" void gpucor_cuda_release(void)
     gpucor_ctx_drop();
 }
 
+extern "C" void gpucor_cuda_forget(void)
+{
+    memset(&the_ctx, 0, sizeof the_ctx);
+    have_ctx = 0;
+}
+
 int gpucor_ctx_get(gpucor_ctx **ctx, size_t pinned_bytes, char *msg,
                    size_t msgcap)
 {

@@ -234,7 +234,9 @@ static int run(gpu_cor_problem *pb, char *msg, size_t msgcap)
         if (status != GPUCOR_OK) goto cleanup;
     }
     {
-        int r_rule = pb->out_kind == 0;   /* stats' cor(), not a distance */
+        /* stats' cor(), not a distance: its zero-sd rule for spreads
+         * below the double range (see standardize.cu) */
+        int r_rule = pb->out_kind != 0 ? 0 : symmetric ? 1 : 2;
         status = gpucor_standardize<T>(dx, m, v, !pb->cosine, r_rule, zx, fx, st,
                                        msg, msgcap);
         if (status == GPUCOR_OK && !symmetric)

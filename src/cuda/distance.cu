@@ -16,9 +16,18 @@
  * nothing is left (padding is NaN there, so it is skipped too).
  * Differences are taken directly, never |x|^2 + |y|^2 - 2 x.y, so
  * near-duplicate rows keep every digit.
+ *
+ * Single precision (float arithmetic, double output): the data is scaled by
+ * a power of two so that sums of differences cannot overflow, the power
+ * sums (euclidean, minkowski) are kept relative to each pair's largest
+ * difference, and the scale is undone in double at the end, so no distance
+ * that double can hold becomes Inf or 0 for float's sake.  Data spanning
+ * more than float's range (after that scaling, a nonzero |value| below
+ * FLT_MIN) is computed in double instead.
  */
 #include <math.h>
 #include <float.h>
+#include <string.h>
 #include "pipeline.cuh"
 #include "prep.cuh"
 
@@ -39,44 +48,75 @@ template <> __device__ inline float big<float>(void) { return FLT_MAX; }
     T d = (x) - (y);                                                          \
     if (NA && isnan(d)) return;
 
-template <typename T> struct acc_t { T s; int n; int k; };
+/* s: the sum (or max); n: coordinates used; k: binary's count; m: the
+ * running scale of a robust sum (single precision, see ROBUST) */
+template <typename T> struct acc_t { T s; T m; int n; int k; };
 
+/* In single precision the power sums are kept relative to the pair's
+ * largest |difference| m (the robust p-norm: m * (sum (d/m)^p)^(1/p)), so
+ * d^p neither overflows nor underflows float's narrow range; in double they
+ * are stats' own sums, with stats' own overflow. */
+template <typename T> struct robust { static const bool on = sizeof(T) == sizeof(float); };
+
+template <typename T>
+__device__ inline void robust_add(acc_t<T> &a, T e, T p)
+{
+    if (e > a.m) {
+        a.s = a.s * (p == 2 ? (a.m / e) * (a.m / e) : pow(a.m / e, p)) + 1;
+        a.m = e;
+    } else if (e > 0) {
+        T r = e / a.m;
+        a.s += p == 2 ? r * r : pow(r, p);
+    }
+}
+
+/* sum rescaled by nc / n, as stats does when coordinates were skipped */
+template <typename T>
+__device__ inline double rescaled(const acc_t<T> &a, int nc)
+{
+    double s = a.s;
+    if (a.n != nc) s /= ((double) a.n / (double) nc);
+    return s;
+}
+
+/* finish(acc, nc, p, E): the distance of data that was scaled by 2^-E */
 template <typename T> struct op_euclidean {
     static const bool every_coordinate_counts = true;
-    __device__ static void init(acc_t<T> &a) { a.s = 0; a.n = 0; }
+    __device__ static void init(acc_t<T> &a) { a.s = 0; a.m = 0; a.n = 0; }
     template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T) {
-        SKIP_NA(x, y, d) a.s += d * d; a.n++;
+        SKIP_NA(x, y, d)
+        if (robust<T>::on) robust_add(a, (T) fabs(d), (T) 2); else a.s += d * d;
+        a.n++;
     }
-    __device__ static T finish(const acc_t<T> &a, int nc, T) {
-        T s = a.s;
-        if (a.n != nc) s /= ((T) a.n / (T) nc);
-        return sqrt(s);
+    __device__ static double finish(const acc_t<T> &a, int nc, double, int E) {
+        if (robust<T>::on) return ldexp((double) a.m, E) * sqrt(rescaled(a, nc));
+        return sqrt(rescaled(a, nc));
     }
 };
 template <typename T> struct op_manhattan {
     static const bool every_coordinate_counts = true;
-    __device__ static void init(acc_t<T> &a) { a.s = 0; a.n = 0; }
+    __device__ static void init(acc_t<T> &a) { a.s = 0; a.m = 0; a.n = 0; }
     template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T) {
         SKIP_NA(x, y, d) a.s += fabs(d); a.n++;
     }
-    __device__ static T finish(const acc_t<T> &a, int nc, T) {
-        T s = a.s;
-        if (a.n != nc) s /= ((T) a.n / (T) nc);
-        return s;
+    __device__ static double finish(const acc_t<T> &a, int nc, double, int E) {
+        return ldexp(rescaled(a, nc), E);
     }
 };
 template <typename T> struct op_maximum {
     static const bool every_coordinate_counts = true;
-    __device__ static void init(acc_t<T> &a) { a.s = -big<T>(); a.n = 0; }
+    __device__ static void init(acc_t<T> &a) { a.s = -big<T>(); a.m = 0; a.n = 0; }
     template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T) {
         SKIP_NA(x, y, d) T e = fabs(d); if (e > a.s) a.s = e; a.n++;
     }
-    __device__ static T finish(const acc_t<T> &a, int, T) { return a.s; }
+    __device__ static double finish(const acc_t<T> &a, int, double, int E) {
+        return ldexp((double) a.s, E);
+    }
 };
 template <typename T> struct op_canberra {
     /* counts depend on the values (0/0 terms, zeros): never assumed */
     static const bool every_coordinate_counts = false;
-    __device__ static void init(acc_t<T> &a) { a.s = 0; a.n = 0; }
+    __device__ static void init(acc_t<T> &a) { a.s = 0; a.m = 0; a.n = 0; }
     template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T) {
         if (NA && (isnan(x) || isnan(y))) return;
         T sum = fabs(x) + fabs(y), diff = fabs(x - y);
@@ -89,25 +129,27 @@ template <typename T> struct op_canberra {
         }
         a.s += dev; a.n++;
     }
-    __device__ static T finish(const acc_t<T> &a, int nc, T) {
-        T s = a.s;
-        if (a.n != nc) s /= ((T) a.n / (T) nc);
-        return s;
+    /* a sum of ratios: the scale cancels */
+    __device__ static double finish(const acc_t<T> &a, int nc, double, int) {
+        return rescaled(a, nc);
     }
 };
 template <typename T> struct op_minkowski {
     static const bool every_coordinate_counts = true;
-    __device__ static void init(acc_t<T> &a) { a.s = 0; a.n = 0; }
+    __device__ static void init(acc_t<T> &a) { a.s = 0; a.m = 0; a.n = 0; }
     template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T p) {
         SKIP_NA(x, y, d)
         T e = fabs(d);
-        a.s += (e == 1 || e == 0) ? e : (p == 2 ? e * e : pow(e, p));
+        if (robust<T>::on) robust_add(a, e, p);
+        else a.s += (e == 1 || e == 0) ? e : (p == 2 ? e * e : pow(e, p));
         a.n++;
     }
-    __device__ static T finish(const acc_t<T> &a, int nc, T p) {
-        T s = a.s;
-        if (a.n != nc) s /= ((T) a.n / (T) nc);
-        return (s == 1 || s == 0) ? s : pow(s, (T) 1 / p);
+    __device__ static double finish(const acc_t<T> &a, int nc, double p, int E) {
+        double s = rescaled(a, nc);
+        /* the scale first: m is scaled data, m * s^(1/p) may exceed the
+         * double range where the distance itself does not */
+        if (robust<T>::on) return ldexp((double) a.m, E) * pow(s, 1.0 / p);
+        return (s == 1 || s == 0) ? s : pow(s, 1.0 / p);
     }
 };
 /* binary: n = coordinates where either is nonzero, k = where exactly one
@@ -115,15 +157,15 @@ template <typename T> struct op_minkowski {
 template <typename T> struct op_binary {
     /* counts depend on the values (0/0 terms, zeros): never assumed */
     static const bool every_coordinate_counts = false;
-    __device__ static void init(acc_t<T> &a) { a.s = 0; a.n = 0; a.k = 0; }
+    __device__ static void init(acc_t<T> &a) { a.s = 0; a.m = 0; a.n = 0; a.k = 0; }
     template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T) {
         if (NA && (isnan(x) || isnan(y) || !isfinite(x) || !isfinite(y))) return;
         if (x != 0 || y != 0) { a.n++; if (!(x != 0 && y != 0)) a.k++; }
         a.s += 1;
     }
-    __device__ static T finish(const acc_t<T> &a, int, T) {
+    __device__ static double finish(const acc_t<T> &a, int, double, int) {
         if (a.n == 0) return 0;
-        return (T) a.k / (T) a.n;
+        return (double) a.k / (double) a.n;
     }
 };
 
@@ -136,7 +178,8 @@ __device__ inline bool empty_acc<float, op_binary<float> >(const acc_t<float> &a
 
 template <typename T, typename OP, bool NA>
 __global__ static void __launch_bounds__(256)
-dist_tile(const T *x, size_t n, int p, size_t j0, size_t j1, T power, T *out)
+dist_tile(const T *x, size_t n, int p, size_t j0, size_t j1, double power,
+          int E, double *out)
 {
     __shared__ T sa[BK][BM];
     __shared__ T sb[BK][BN];
@@ -170,7 +213,7 @@ dist_tile(const T *x, size_t n, int p, size_t j0, size_t j1, T power, T *out)
             for (int a = 0; a < 4; a++)
 #pragma unroll
                 for (int b = 0; b < 4; b++)
-                    OP::template add<NA>(acc[a][b], av[a], bv[b], power);
+                    OP::template add<NA>(acc[a][b], av[a], bv[b], (T) power);
         }
         __syncthreads();
     }
@@ -184,51 +227,65 @@ dist_tile(const T *x, size_t n, int p, size_t j0, size_t j1, T power, T *out)
         for (int a = 0; a < 4; a++) {
             size_t i = ib + tx + 16 * a;
             if (i <= j || i >= n) continue;
-            T r;
+            double r;
             if (!NA && OP::every_coordinate_counts) {
                 /* the zero padding was counted too; all p real ones were used */
                 acc_t<T> c = acc[a][b];
                 c.n = p;
-                r = OP::finish(c, p, power);
+                r = OP::finish(c, p, power, E);
             } else {
-                r = empty_acc<T, OP>(acc[a][b]) ? na_value<T>()
-                                                : OP::finish(acc[a][b], p, power);
+                r = empty_acc<T, OP>(acc[a][b]) ? na_value<double>()
+                                                : OP::finish(acc[a][b], p, power, E);
             }
             out[off + i] = r;
         }
     }
 }
 
-/* flag[0]: some value non-finite; flag[1]: some value NaN/NA */
-template <typename T>
-__global__ static void convert_scan(const double *x, size_t len, T *y, int *flag)
+/* flag: some value is not finite (NA, NaN, Inf): the NA kernels.  range:
+ * the largest and the smallest nonzero |value| among the finite ones, as
+ * order-preserving bits of nonnegative doubles (single precision picks its
+ * scale from them). */
+__global__ static void scan(const double *x, size_t len, int *flag,
+                            unsigned long long *range)
 {
     size_t k = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
     if (k >= len) return;
     double v = x[k];
-    y[k] = (T) v;
-    if (!isfinite(v)) flag[0] = 1;
-    else if (!isfinite((double) y[k])) flag[1] = 1;   /* beyond float's range */
+    if (!isfinite(v)) { *flag = 1; return; }
+    if (range && v != 0) {
+        unsigned long long b = (unsigned long long) __double_as_longlong(fabs(v));
+        atomicMax(range, b);
+        atomicMin(range + 1, b);
+    }
+}
+
+__global__ static void to_float(const double *x, size_t len, int E, float *y)
+{
+    size_t k = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    if (k < len) y[k] = (float) ldexp(x[k], -E);
 }
 
 template <typename T>
 struct dist_ctx {
     const T *x;
     size_t n, w;
-    int p, method, na;
-    T power;
+    int p, method, na, E;
+    double power;
 };
 
 template <typename T, typename OP>
-static void launch(const dist_ctx<T> *c, size_t j0, size_t j1, T *out,
+static void launch(const dist_ctx<T> *c, size_t j0, size_t j1, double *out,
                    cudaStream_t st)
 {
     dim3 grid((unsigned) ((c->n - j0 + BM - 1) / BM),
               (unsigned) ((j1 - j0 + BN - 1) / BN));
     if (c->na)
-        dist_tile<T, OP, true><<<grid, 256, 0, st>>>(c->x, c->n, c->p, j0, j1, c->power, out);
+        dist_tile<T, OP, true><<<grid, 256, 0, st>>>(c->x, c->n, c->p, j0, j1,
+                                                     c->power, c->E, out);
     else
-        dist_tile<T, OP, false><<<grid, 256, 0, st>>>(c->x, c->n, c->p, j0, j1, c->power, out);
+        dist_tile<T, OP, false><<<grid, 256, 0, st>>>(c->x, c->n, c->p, j0, j1,
+                                                      c->power, c->E, out);
 }
 
 template <typename T>
@@ -239,7 +296,7 @@ static int produce(void *vctx, size_t s, void *dout, slab_info *info,
     int status = GPUCOR_OK;
     size_t n = c->n, j0 = s * c->w, j1 = j0 + c->w;
     if (j1 > n - 1) j1 = n - 1;
-    T *out = (T *) dout;
+    double *out = (double *) dout;
     switch (c->method) {
     case DIST_EUCLIDEAN: launch<T, op_euclidean<T> >(c, j0, j1, out, st); break;
     case DIST_MAXIMUM:   launch<T, op_maximum<T> >(c, j0, j1, out, st); break;
@@ -254,72 +311,113 @@ cleanup:
     return status;
 }
 
-template <typename T>
+/* Single precision: the power of two 2^-E the data is scaled by, so that
+ * the largest |value| leaves room for sums of p differences below FLT_MAX;
+ * or 0 with *fits = 0 when the smallest nonzero |value| would then fall
+ * below float's normal range (the data spans more than float can hold:
+ * it is computed in double instead). */
+static int float_scale(const unsigned long long range[2], size_t p, int *fits)
+{
+    double amax, amin;
+    memcpy(&amax, &range[0], sizeof amax);
+    memcpy(&amin, &range[1], sizeof amin);
+    *fits = 1;
+    if (range[0] == 0) return 0;                /* every value 0 (or none finite) */
+    int lp = 0;
+    while (((size_t) 1 << lp) < p && lp < 62) lp++;
+    int top = FLT_MAX_EXP - 3 - lp;             /* |x - y| summed p times stays finite */
+    int E = ilogb(amax) - top;
+    if (ilogb(amin) - E < FLT_MIN_EXP - 1) {    /* below FLT_MIN after scaling */
+        *fits = 0;
+        return 0;
+    }
+    return E;
+}
+
 static int run(gpu_dist_problem *pb, char *msg, size_t msgcap)
 {
     int status = GPUCOR_OK;
     gpucor_ctx *gc = NULL;
     cudaStream_t st = NULL;
     double *dx = NULL;
-    T *x = NULL;
-    int *flag = NULL, hflag[2] = {0, 0};
+    float *fx = NULL;
+    int *flag = NULL, hflag = 0, E = 0;
+    unsigned long long *drange = NULL, hrange[2] = {0, ~0ULL};
     size_t n = pb->n, len = pb->n * pb->p;
+    int single = pb->single;
     if (n < 2) return GPUCOR_OK;
 
     status = gpucor_ctx_get(&gc, GPUCOR_SLAB_BYTES, msg, msgcap);
     if (status != GPUCOR_OK) return status;
     st = gc->st;
     DALLOC(dx, len * sizeof(double), "input");
-    DALLOC(x, len * sizeof(T), "input");
-    DALLOC(flag, 2 * sizeof(int), "flag");
-    CU(cudaMemsetAsync(flag, 0, 2 * sizeof(int), st));
+    DALLOC(flag, 4 * sizeof(unsigned long long), "flag");
+    drange = (unsigned long long *) flag + 2;
+    CU(cudaMemsetAsync(flag, 0, sizeof(int), st));
+    CU(cudaMemcpyAsync(drange, hrange, sizeof hrange, cudaMemcpyHostToDevice, st));
     CU(cudaMemcpyAsync(dx, pb->x, len * sizeof(double), cudaMemcpyHostToDevice, st));
     if (len) {
-        convert_scan<T><<<(unsigned) ((len + 255) / 256), 256, 0, st>>>(dx, len, x, flag);
-        LAUNCHED("convert_scan");
+        scan<<<(unsigned) ((len + 255) / 256), 256, 0, st>>>(dx, len, flag,
+                                                             single ? drange : NULL);
+        LAUNCHED("scan");
     }
-    CU(cudaMemcpyAsync(hflag, flag, 2 * sizeof(int), cudaMemcpyDeviceToHost, st));
+    CU(cudaMemcpyAsync(&hflag, flag, sizeof(int), cudaMemcpyDeviceToHost, st));
+    CU(cudaMemcpyAsync(hrange, drange, sizeof hrange, cudaMemcpyDeviceToHost, st));
     CU(cudaStreamSynchronize(st));
-    if (hflag[1]) {
-        snprintf(msg, msgcap, "values beyond single precision's range "
-                 "(|x| > 3.4e38); use precision = \"double\"");
-        status = GPUCOR_ERR_INVALID;
-        goto cleanup;
+    if (single) {
+        int fits = 1;
+        E = float_scale(hrange, pb->p, &fits);
+        if (fits) {
+            DALLOC(fx, len * sizeof(float), "input");
+            if (len) {
+                to_float<<<(unsigned) ((len + 255) / 256), 256, 0, st>>>(dx, len, E, fx);
+                LAUNCHED("to_float");
+            }
+            CU(cudaStreamSynchronize(st));
+            cudaFree(dx);
+            dx = NULL;
+        } else {
+            single = 0;      /* the double kernels on the double input */
+        }
     }
-    cudaFree(dx);
-    dx = NULL;
-    /* the scan only says whether the fast path applies; binary's warning
-     * about non-finite values is decided by the caller on the host */
+    /* binary's warning about non-finite values is decided by the caller */
     pb->nonfinite_binary = 0;
     {
-        dist_ctx<T> c;
-        c.x = x; c.n = n; c.p = (int) pb->p; c.method = pb->method;
-        c.na = hflag[0] != 0; c.power = (T) pb->power;
-        size_t avail = gpucor_device_budget(&pb->host, len * sizeof(T));
-        size_t w = avail / (n * sizeof(T));
-        size_t cap = GPUCOR_SLAB_BYTES / (n * sizeof(T));
+        size_t avail = gpucor_device_budget(&pb->host, len * (single ? sizeof(float)
+                                                                     : sizeof(double)));
+        size_t w = avail / (n * sizeof(double));
+        size_t cap = GPUCOR_SLAB_BYTES / (n * sizeof(double));
         if (w > cap) w = cap;
         if (w >= BN) w -= w % BN;   /* whole tiles per slab */
         if (pb->host.slab_cols) w = pb->host.slab_cols < cap ? pb->host.slab_cols : cap;
         if (w < 1) {
             snprintf(msg, msgcap, "out of GPU memory: %.1f MiB free for a "
                      "slab needing %.1f MiB", avail / 1048576.0,
-                     n * sizeof(T) / 1048576.0);
+                     n * sizeof(double) / 1048576.0);
             status = GPUCOR_ERR_ALLOC;
             goto cleanup;
         }
         if (w > n - 1) w = n - 1;
-        c.w = w;
         size_t nslabs = (n - 1 + w - 1) / w;
-        status = gpucor_pipeline(produce<T>, &c, nslabs, n * w,
-                                 sizeof(T) == sizeof(float), pb->out,
-                                 &pb->host, gc, msg, msgcap);
+        /* the output is double in both precisions: a single-precision
+         * distance of data near float's limits may lie beyond them */
+        if (single) {
+            dist_ctx<float> c = {fx, n, w, (int) pb->p, pb->method, hflag != 0, E,
+                                 pb->power};
+            status = gpucor_pipeline(produce<float>, &c, nslabs, n * w, 0, pb->out,
+                                     &pb->host, gc, msg, msgcap);
+        } else {
+            dist_ctx<double> c = {dx, n, w, (int) pb->p, pb->method, hflag != 0, 0,
+                                  pb->power};
+            status = gpucor_pipeline(produce<double>, &c, nslabs, n * w, 0, pb->out,
+                                     &pb->host, gc, msg, msgcap);
+        }
     }
 
 cleanup:
     if (st) cudaStreamSynchronize(st);
     cudaFree(dx);
-    cudaFree(x);
+    cudaFree(fx);
     cudaFree(flag);
     if (status != GPUCOR_OK && status != GPUCOR_ERR_INTERRUPT) gpucor_ctx_drop();
     return status;
@@ -328,6 +426,5 @@ cleanup:
 extern "C" int gpucor_cuda_dist(gpu_dist_problem *pb)
 {
     pb->msg[0] = '\0';
-    if (pb->single) return run<float>(pb, pb->msg, sizeof pb->msg);
-    return run<double>(pb, pb->msg, sizeof pb->msg);
+    return run(pb, pb->msg, sizeof pb->msg);
 }

@@ -65,8 +65,12 @@ typedef struct {
 
 int gpucor_cuda_dist(gpu_dist_problem *pb);
 
-/* Frees the cached stream, cuBLAS handle and pinned buffers (at unload). */
+/* Frees the cached stream, cuBLAS handle and pinned buffers (at exit and
+ * unload). */
 void gpucor_cuda_release(void);
+/* Forgets them without any CUDA call (in a forked child, where the
+ * parent's context cannot be used). */
+void gpucor_cuda_forget(void);
 
 /* Bits of the float NaN that stands for NA in single-precision output. */
 #define GPUCOR_FLOAT_NA_BITS 0x7fc007a2u

@@ -20,8 +20,9 @@ int gpucor_sort_columns(double *a, size_t m, size_t v, int *ord, int *gs,
                         size_t msgcap);
 
 /* z[, c] = (a[, c] - mean) / sqrt(sum of squares) as T; flags[c] gets
- * COL_HAS_NA (NaN present) / COL_ZERO_SD (all values equal, or with r_rule
- * a variance that underflows a double, as stats' cor() treats it). */
+ * COL_HAS_NA (NaN present) / COL_ZERO_SD (all values equal, or a spread
+ * that underflows a double as stats' cor() treats it: r_rule 1 the
+ * variance, as without y; r_rule 2 the standard deviation, as with y). */
 template <typename T>
 int gpucor_standardize(const double *a, size_t m, size_t v, int center,
                        int r_rule, T *z, unsigned char *flags, cudaStream_t st,

@@ -84,9 +84,11 @@ __global__ static void standardize_kernel(const double *a, size_t m, int center,
     ss = block_reduce(ss, sh, 0);
     int zero = center ? (mn == mx && isfinite(mn)) : (mn == 0 && mx == 0);
     zero = zero || ss == 0;
-    /* stats' cor() holds the variance in a double before its sqrt, so a
-     * variance below the double range is its "zero sd" */
-    if (r_rule && m > 1 && ldexp(ss / (double) (m - 1), 2 * e) == 0) zero = 1;
+    /* stats' cor() holds the variance (r_rule 1: no y) or the standard
+     * deviation (r_rule 2: with y) in a double, so a spread below the double
+     * range is its "zero sd" */
+    if (r_rule == 1 && m > 1 && ldexp(ss / (double) (m - 1), 2 * e) == 0) zero = 1;
+    if (r_rule == 2 && m > 1 && ldexp(sqrt(ss / (double) (m - 1)), e) == 0) zero = 1;
     double scale = zero ? 0.0 : 1.0 / sqrt(ss);
     for (size_t k = threadIdx.x; k < m; k += THREADS)
         zc[k] = zero ? (T) 0 : (T) ((ldexp(col[k], -e) - mean) * scale);
