@@ -224,3 +224,21 @@ cor_uses <- c("everything", "all.obs", "complete.obs", "na.or.complete",
 stats_dist_methods <- c("euclidean", "maximum", "manhattan", "canberra", "binary",
                         "minkowski")
 cor_dist_methods <- c("correlation", "abscorrelation", "spearman", "kendall")
+
+# The backends to compare on this machine: the CPU engine always, the GPU
+# engine (explicitly, whatever the problem size) when one is usable.
+test_backends <- function() {
+  c("cpu", if (isTRUE(as.vector(gpucor::gpu_available()))) "gpu")
+}
+
+# Evaluates `code` with environment variables set (NA: unset), restoring
+# them afterwards.
+with_envvars <- function(vars, code) {
+  old <- Sys.getenv(names(vars), unset = NA, names = TRUE)
+  set <- function(v) for (k in names(v)) {
+    if (is.na(v[[k]])) Sys.unsetenv(k) else do.call(Sys.setenv, stats::setNames(list(v[[k]]), k))
+  }
+  set(vars)
+  on.exit(set(old))
+  force(code)
+}

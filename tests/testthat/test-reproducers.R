@@ -1,0 +1,201 @@
+# Defects found by randomized adversarial comparison with stats (issue 8):
+# each reproducer as it was reported, then its family on fresh random data.
+# Every check runs on the CPU engine and, where a GPU is usable, on the GPU
+# engine too (backend = "gpu" explicitly: these inputs are far below the
+# size at which "auto" would choose it).
+
+# 1. Pairwise Pearson carries stats' pairwise mean ------------------------
+
+test_that("pairwise Pearson of complete columns is as exact as stats' pairwise code", {
+  b <- test_backends()
+  set.seed(2); x <- matrix(1e12 + rnorm(200), 20); x[3, 2] <- NA
+  expect_same_as_stats_cor(x, NULL, "pearson", "pairwise.complete.obs", backend = b,
+                           info = "reproducer 1e12")
+  set.seed(4); x <- matrix(1e6 + rnorm(84) * 1e-9, 4); x[1, 1] <- NA
+  expect_same_as_stats_cor(x, NULL, "pearson", "pairwise.complete.obs", backend = b,
+                           info = "reproducer 1e6 + 1e-9 noise")
+  info <- new_seed()
+  # Offsets far above the spread; 2^k rows keep stats' own long-double mean
+  # exact, so the more exact GPU and stats agree to the last bits there.
+  for (off in c(1e4, 1e8, 1e12)) for (sc in c(1, 1e-3)) for (n in c(8, 16, 21)) {
+    if (n == 21 && off / sc > 1e10) next     # stats' mean itself rounds there
+    x <- matrix(off + sc * rnorm(n * 9), n)
+    y <- matrix(-off + sc * rnorm(n * 4), n)
+    for (na in c(0, 1, 4)) {
+      xn <- x; if (na) xn[sample.int(length(xn), na)] <- NA
+      what <- sprintf("offset %g, scale %g, %d rows, %d NA; %s", off, sc, n, na, info)
+      expect_same_as_stats_cor(xn, NULL, "pearson", "pairwise.complete.obs", backend = b,
+                               info = what)
+      expect_same_as_stats_cor(xn, y, "pearson", "pairwise.complete.obs", backend = b,
+                               info = what)
+    }
+  }
+  # the correlation distances of data with NA are the same pairwise code
+  set.seed(2); x <- matrix(1e12 + rnorm(200), 20); x[3, 2] <- NA
+  for (m in c("correlation", "abscorrelation")) expect_cor_dist(t(x), m, backend = b)
+})
+
+# 2. The zero-sd rule for tiny spreads: variance without y, sd with y -----
+
+test_that("with y, a tiny column is correlated as stats does (its sd fits a double)", {
+  b <- test_backends()
+  set.seed(1); x <- matrix(rnorm(20), 10); y <- rnorm(10) * 1e-300
+  expect_same_as_stats_cor(x, y, backend = b, info = "reproducer")
+  got <- gpucor::gpu_cor(x, y, backend = "cpu")
+  expect_false(anyNA(got))
+  info <- new_seed()
+  for (e in c(-530, -997, -1013)) {
+    s <- 2^e
+    x <- rmat(12, 3)
+    y <- rmat(12, 2) * s
+    what <- sprintf("scale 2^%d; %s", e, info)
+    for (u in c("everything", "complete.obs", "all.obs")) {
+      expect_same_as_stats_cor(x, y, "pearson", u, backend = b, info = what)
+      expect_same_as_stats_cor(y, x, "pearson", u, backend = b, info = what)
+      if (2 * e < -1080) {
+        # without y the variance underflows a double: stats' NA and warning
+        expect_same_as_stats_cor(cbind(x, y), NULL, "pearson", u, backend = b, info = what)
+      } else {
+        # a subnormal variance: stats' sd keeps a few bits only; the exact
+        # answer is stats' on the rescaled columns (correlations do not
+        # change when a column is scaled)
+        for (bk in b)
+          expect_abs_equal(gpucor::gpu_cor(cbind(x, y), use = u, backend = bk),
+                           stats::cor(cbind(x, y / s), use = u), 1e-12,
+                           paste("subnormal variance,", bk), what)
+      }
+    }
+  }
+})
+
+# 3. The cosine distance of one-coordinate data ---------------------------
+
+test_that("the cosine distance of one-column data is 1 - sign(x) sign(y)", {
+  for (b in test_backends()) {
+    expect_equal(c(gpucor::gpu_dist(c(1, -2, 3), "cosine", backend = b)), c(2, 0, 2))
+    expect_warning(d <- gpucor::gpu_dist(c(1, 0, 3), "cosine", backend = b),
+                   "the standard deviation is zero")
+    expect_identical(is.na(c(d)), c(TRUE, FALSE, TRUE))
+    expect_equal(c(d)[2], 0)
+  }
+  info <- new_seed()
+  for (k in 1:5) {
+    v <- sample(c(-3, -1, 0, 0.5, 2, NA), 9, replace = TRUE)
+    expect_cor_dist(matrix(v, ncol = 1), "cosine", backend = test_backends(),
+                    info = paste(toString(v), info))
+  }
+})
+
+# 4. Correlation distances of subnormal rows keep their digits -------------
+
+test_that("correlation distances of subnormal rows equal those of the rescaled rows", {
+  for (b in test_backends()) {
+    d <- gpucor::gpu_dist(rbind(c(127, 222), c(-753, -882)) * 2^-1074, "correlation",
+                          backend = b)
+    expect_identical(c(d), 2)
+  }
+  info <- new_seed()
+  for (k in 1:4) {
+    z <- matrix(round(rnorm(6 * 5) * 200), 6)     # deep subnormal integers
+    for (m in c("correlation", "abscorrelation", "cosine")) {
+      for (b in test_backends()) {
+        got <- c(gpucor::gpu_dist(z * 2^-1074, m, backend = b))
+        want <- c(gpucor::gpu_dist(z, m, backend = "cpu"))
+        expect_abs_equal(got, want, 1e-14, sprintf("%s, %s", m, b), info)
+      }
+    }
+    # stats on the rescaled data is the reference (REFERENCES.md)
+    expect_abs_equal(c(gpucor::gpu_dist(z * 2^-1074, "correlation", backend = "cpu")),
+                     c(stats::as.dist(1 - stats::cor(t(z)))), 1e-14, "stats rescaled", info)
+    # and gpu_cor with y, where stats' own mean of subnormals rounds
+    x <- z * 2^-1074
+    y <- matrix(round(rnorm(6 * 2) * 200), 6)
+    for (b in test_backends())
+      expect_abs_equal(gpucor::gpu_cor(x, y * 2^-1074, backend = b), stats::cor(z, y), 1e-13,
+                       paste("gpu_cor of subnormal columns with y,", b), info)
+  }
+})
+
+# 5. The zero-sd warning of correlation distances with NA ------------------
+
+test_that("a constant row warns in correlation distances of data with NA", {
+  for (b in test_backends()) {
+    expect_warning(d <- gpucor::gpu_dist(rbind(c(1, 1, 1), c(NA, NA, 2)), "correlation",
+                                         backend = b), "the standard deviation is zero")
+    expect_true(is.na(c(d)))
+  }
+  info <- new_seed()
+  for (k in 1:3) {
+    x <- rmat(7, 6)
+    x[sample.int(length(x), 8)] <- NA
+    r <- sample.int(7, 1)
+    x[r, ] <- c(NA, NA, rep(4, 4))[sample.int(6)]     # constant on its observed values
+    for (m in c(cor_dist_methods, "cosine")) {
+      xm <- x; if (m == "cosine") xm[r, !is.na(xm[r, ])] <- 0
+      expect_cor_dist(xm, m, backend = test_backends(), info = paste("row", r, info))
+    }
+  }
+})
+
+# 6. One-row input to rank methods loses its names, as stats' row() --------
+
+test_that("rank methods on one row (also after complete cases) drop dimnames like stats", {
+  b <- test_backends()
+  x <- matrix(c(0.5, -1, 2, 3), 1, dimnames = list("r", letters[1:4]))
+  y <- matrix(c(1, 2), 1, dimnames = list("r", c("p", "q")))
+  x3 <- rbind(x, c(NA, 1, 2, 3), c(1, NA, 0, 0))
+  y3 <- rbind(y, c(5, 6), c(7, NA))
+  for (m in cor_methods) for (u in cor_uses) {
+    expect_same_as_stats_cor(x, NULL, m, u, backend = b)
+    expect_same_as_stats_cor(x, y, m, u, backend = b)
+    expect_same_as_stats_cor(x, 3, m, u, backend = b)
+    expect_same_as_stats_cor(x3, NULL, m, u, backend = b)   # one complete row
+    expect_same_as_stats_cor(x3, y3, m, u, backend = b)
+  }
+})
+
+# 7. Empty inputs where stats returns a value ------------------------------
+
+test_that("empty x or y: stats' value or stats' error, by method and use", {
+  b <- test_backends()
+  info <- new_seed()
+  x <- rmat(5, 2, dimnames = list(NULL, c("a", "b")))
+  for (m in cor_methods) for (u in cor_uses) {
+    expect_same_as_stats_cor(x, x[, 0], m, u, backend = b, info = info)
+    expect_same_as_stats_cor(x[, 0], x, m, u, backend = b, info = info)
+    expect_same_as_stats_cor(x[0, ], NULL, m, u, backend = b, info = info)
+    expect_same_as_stats_cor(x[0, ], x[0, ], m, u, backend = b, info = info)
+    expect_same_as_stats_cor(x[, 0], NULL, m, u, backend = b, info = info)
+  }
+  expect_identical(dim(gpucor::gpu_cor(x, x[, 0], use = "complete.obs")), c(2L, 0L))
+  r <- gpucor::gpu_cor(x[0, ], method = "kendall", use = "pairwise")
+  expect_identical(dim(r), c(2L, 2L))
+  expect_true(all(is.na(r)))
+})
+
+# 8. Single-precision distances never overflow where double does not -------
+
+test_that("single-precision distances keep values double can hold", {
+  skip_if_no_gpu()
+  info <- new_seed()
+  near4 <- matrix(4 + runif(3 * 5), 3)
+  big <- rbind(c(1, 1), c(2, 3), c(4, 1))
+  cases <- list(
+    list(near4, "minkowski", 64), list(big, "minkowski", 0.001),
+    list(near4 * 1e20, "euclidean", 2), list(near4 * 1e-30, "euclidean", 2),
+    list(rbind(c(3e38, 1), c(-3e38, 2)), "maximum", 2),
+    list(rbind(c(3e38, 3e38), c(-3e38, -3e38)), "manhattan", 2),
+    list(rbind(c(1e300, 1), c(-1e300, 2), c(3, 4)), "canberra", 2),   # beyond float
+    list(rbind(c(1e300, 1), c(-1e300, 2), c(3, 4)), "manhattan", 2),
+    list(matrix(rnorm(40 * 7), 40) * 1e-42, "minkowski", 3))
+  for (cs in cases) {
+    x <- cs[[1]]; m <- cs[[2]]; p <- cs[[3]]
+    want <- c(stats::dist(x, m, p = p))
+    got <- c(gpucor::gpu_dist(x, m, p = p, backend = "gpu", precision = "single"))
+    what <- sprintf("%s p = %g on values near %g", m, p, max(abs(x)))
+    expect_true(all(is.finite(got)) && all(got > 0), info = paste(what, info))
+    # float's rounding, amplified by 1/p for p < 1
+    tol <- if (p < 1) 1e-3 else 1e-5
+    expect_equal(got, want, tolerance = tol, info = paste(what, info))
+  }
+})
