@@ -36,7 +36,11 @@
 #' (re-ranked, for Spearman and Kendall), exactly as
 #' `1 - gpu_cor(t(x), use = "pairwise.complete.obs")` would.  A pair
 #' involving a constant row (zero-norm row, for cosine) is `NA`, with the
-#' warning "the standard deviation is zero".
+#' warning "the standard deviation is zero"; with missing values a row that
+#' is constant on its own observed coordinates gives that warning too (as
+#' the diagonal of the pairwise correlation matrix does), even where it
+#' shares too few coordinates with every other row for a distance.  The
+#' cosine distance needs one shared coordinate, the others two.
 #'
 #' @param x a numeric matrix or data frame (or a vector, taken as one
 #'   column); integer and logical values are coerced to double.

@@ -3,17 +3,33 @@
 #   install R from the carried bundle, build gpucor with CUDA, run the test
 #   suite (GPU tests included), compute-sanitizer over the GPU tests, and
 #   the GPU benchmark.  Usage there (from the repository root):
-#     bash bench/device.sh [tests] [sanitize] [bench] [bench-<part>] [big]
-#   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all)
+#     bash bench/device.sh [tests] [sanitize] [racecheck] [bench] [bench-<part>]
+#                          [compare] [big] [interrupt] [smoke]
+#   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all;
+#   compare times the GPU cases of bench/compare_case.R with the build of
+#   .bench-base/ -- a carried copy of the code before the change, made with
+#   "git archive <commit> | tar -x -C .bench-base" -- and with this tree)
 # Logs go to $OUT (the device tool brings them back).
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 what=${*:-tests sanitize bench}
+t0=$(date +%s)
 bash .rbundle/r-unbundle .rbundle/r-bundle.tar.xz >/dev/null || exit 1
-mkdir -p /tmp/lib
+mkdir -p /tmp/lib /tmp/libbase
 # one target (the H100's) keeps the build short; CI builds all of them
-CUDA_ARCH=${CUDA_ARCH:-90} MAKEFLAGS=-j16 R CMD INSTALL --library=/tmp/lib . >"$OUT/install.log" 2>&1 || { tail -30 "$OUT/install.log"; exit 1; }
-grep "^gpucor:" "$OUT/install.log"
+build() {   # build SRC LIB LOG
+  (cd "$1" && CUDA_ARCH=${CUDA_ARCH:-90} MAKEFLAGS=-j8 R CMD INSTALL --library="$2" . >"$3" 2>&1)
+}
+if [ ! -f /tmp/lib/gpucor/DESCRIPTION ] || [ -n "${REBUILD:-}" ]; then
+  build . /tmp/lib "$OUT/install.log" &
+  if [ -d .bench-base ] && [ ! -f /tmp/libbase/gpucor/DESCRIPTION ]; then
+    build .bench-base /tmp/libbase "$OUT/install-base.log" &
+  fi
+  wait
+  [ -f /tmp/lib/gpucor/DESCRIPTION ] || { tail -30 "$OUT/install.log"; exit 1; }
+  grep "^gpucor:" "$OUT/install.log"
+fi
+echo "built in $(( $(date +%s) - t0 )) s"
 export R_LIBS=/tmp/lib
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 for w in $what; do case $w in
@@ -26,16 +42,45 @@ tests)
 big)
   GPUCOR_BIG_TESTS=true Rscript -e 'testthat::test_file("tests/testthat/test-gpu.R", package = "gpucor", load_package = "installed")' 2>&1 | tee "$OUT/big.log" | tail -15 ;;
 sanitize)
+  # The script ends with quit() and releases nothing itself: the exit
+  # finalizer must free the cached context (stream, cuBLAS handle, pinned
+  # buffers), or the leak check reports them.
   cat > /tmp/san.R <<'R'
 library(testthat); library(gpucor)
-source("tests/testthat/helper-gpucor.R")
-for (f in c("tests/testthat/test-gpu.R", "tests/testthat/test-gpu-na.R"))
+source("tests/testthat/helper-gpucor.R"); source("tests/testthat/helper-dist.R")
+for (f in c("tests/testthat/test-gpu.R", "tests/testthat/test-gpu-na.R",
+            "tests/testthat/test-reproducers.R"))
   test_file(f, package = "gpucor", load_package = "installed")
-invisible(.Call(gpucor:::C_gpucor_gpu_release))   # the cached context, so leaks show
+quit(save = "no")
 R
   /usr/local/cuda/bin/compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
     --log-file "$OUT/sanitizer.log" Rscript /tmp/san.R > "$OUT/sanitize-run.log" 2>&1
-  echo "compute-sanitizer exit: $?"; tail -3 "$OUT/sanitizer.log"; grep -E "FAIL|PASS" "$OUT/sanitize-run.log" | tail -2 ;;
+  echo "compute-sanitizer memcheck exit: $?"; tail -3 "$OUT/sanitizer.log"; grep -E "FAIL|PASS" "$OUT/sanitize-run.log" | tail -3 ;;
+racecheck)
+  # shared-memory races in every kernel family, on small inputs (racecheck
+  # is slow): standardize, rank, GEMM fix-up and packing, pairwise Pearson
+  # and Spearman, Kendall, the distance tiles in double and single
+  cat > /tmp/race.R <<'R'
+library(gpucor); set.seed(1)
+x <- matrix(rnorm(70 * 40), 70); xn <- x; xn[sample(length(x), 100)] <- NA
+for (m in c("pearson", "spearman", "kendall")) {
+  invisible(gpu_cor(x, method = m, backend = "gpu"))
+  invisible(gpu_cor(xn, method = m, use = "pairwise", backend = "gpu"))
+}
+for (m in c("euclidean", "maximum", "manhattan", "canberra", "binary", "minkowski",
+            "correlation", "spearman", "kendall", "cosine"))
+  for (pr in c("double", "single")) {
+    invisible(gpu_dist(x, m, p = 3, backend = "gpu", precision = pr))
+    invisible(suppressWarnings(gpu_dist(xn, m, p = 3, backend = "gpu", precision = pr)))
+  }
+cat("racecheck script done\n")
+R
+  /usr/local/cuda/bin/compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 9 \
+    --log-file "$OUT/racecheck.log" Rscript /tmp/race.R > "$OUT/racecheck-run.log" 2>&1
+  echo "compute-sanitizer racecheck exit: $?"; tail -3 "$OUT/racecheck.log"; tail -1 "$OUT/racecheck-run.log" ;;
+compare)
+  [ -f /tmp/libbase/gpucor/DESCRIPTION ] || { echo "no .bench-base build"; tail -20 "$OUT/install-base.log"; continue; }
+  Rscript bench/compare.R /tmp/libbase /tmp/lib "${COMPARE:-^gpu}" "${ROUNDS:-2}" 2>&1 | tee "$OUT/compare.log" | tail -30 ;;
 interrupt)
   # Ctrl-C during a GPU run: SIGINT reaches R's handler exactly as Ctrl-C
   # does; the run must stop at the next slab, free its device memory, raise
@@ -68,3 +113,4 @@ bench|bench-*)
   part=${w#bench}; part=${part#-}; part=${part:-small}
   Rscript bench/gpu.R "$part" 2>&1 | tee "$OUT/bench-$part.log" | tail -45 ;;
 esac; done
+echo "device.sh done in $(( $(date +%s) - t0 )) s"

@@ -62,11 +62,12 @@ enum { MEAN_NONE = 0, MEAN_R_TWO_PASS = 1, MEAN_PAIRWISE = 2 };
  * Column c of the n-row, column-major x (column stride ldx) is read at rows
  * rows[0..nobs-1] (all rows when rows is NULL), ranked first when 'rank' is
  * set, centred as 'mean_kind' says and scaled to unit sum of squares, into
- * z (column stride ldz, zero padded to ldz).  Each column is first scaled
- * by a power of two (exact) so that its largest |value| is near 1: the
- * mean of subnormal values then keeps its digits, and squares of values
- * near 1e154 do not overflow where long double is only double.  flags[c]
- * gets COL_HAS_NA, COL_ZERO_SD and the two underflow rules. */
+ * z (column stride ldz, zero padded to ldz).  A column whose largest
+ * |value| is near either end of the double range is first scaled by a
+ * power of two (exact): the mean of subnormal values then keeps its digits,
+ * and squares of values near 1e300 do not overflow where long double is
+ * only double.  flags[c] gets COL_HAS_NA, COL_ZERO_SD and the two underflow
+ * rules. */
 int cpu_standardize(const double *x, size_t n, size_t p, size_t ldx,
                     size_t stride_obs, const int *rows, size_t nobs,
                     int rank, int mean_kind, double *z, size_t ldz,

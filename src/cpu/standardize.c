@@ -59,10 +59,12 @@ int cpu_standardize(const double *x, size_t n, size_t p, size_t ldx,
             const double *col = x + c * ldx;
             double *zc = z + c * ldz;
             unsigned char f = 0;
+            double amax = 0;
             for (size_t k = 0; k < nobs; k++) {
                 double val = col[(rows ? (size_t) rows[k] : k) * stride_obs];
                 if (isnan(val)) f |= COL_HAS_NA;
                 v[k] = val;
+                amax = fabs(val) > amax ? fabs(val) : amax;
             }
             for (size_t k = 0; k < ldz; k++) zc[k] = 0.0;
             if (f & COL_HAS_NA) { flags[c] = f; continue; }
@@ -70,14 +72,17 @@ int cpu_standardize(const double *x, size_t n, size_t p, size_t ldx,
                 cpu_rank(v, nobs, zc, idx);   /* zc as temporary */
                 for (size_t k = 0; k < nobs; k++) v[k] = zc[k];
             }
-            /* A power of two is exact and commutes with every rounding below
-             * while nothing under- or overflows, so for ordinary data this
-             * changes no bit; for subnormal data the mean keeps its digits
-             * (stats rounds it to a subnormal double and loses them). */
-            double amax = 0;
-            for (size_t k = 0; k < nobs; k++)
-                if (fabs(v[k]) > amax) amax = fabs(v[k]);
-            int e = (isfinite(amax) && amax > 0) ? ilogb(amax) : 0;
+            /* Near either end of the double range the column is scaled by a
+             * power of two first: that is exact and commutes with every
+             * rounding below, and the mean of subnormal values then keeps
+             * its digits (stats rounds it to a subnormal double and loses
+             * them).  Elsewhere scaling would change no bit, so it is
+             * skipped.  (Ranks need none.) */
+            int e = 0;
+            if (!rank && isfinite(amax) && amax > 0) {
+                e = ilogb(amax);
+                if (e > -960 && e < 960) e = 0;
+            }
             if (e != 0)
                 for (size_t k = 0; k < nobs; k++) v[k] = ldexp(v[k], -e);
             long double mean = 0.0L;
