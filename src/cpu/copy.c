@@ -14,7 +14,7 @@
 #include "../cuda/engine.h"   /* GPUCOR_FLOAT_NA_BITS */
 
 void cpu_copy_out(double *dst, const void *src, size_t count, int is_float,
-                  int nthreads)
+                  double scale, int nthreads)
 {
     const size_t chunk = 1u << 16;   /* 512 KiB of doubles */
     size_t nchunks = (count + chunk - 1) / chunk;
@@ -30,7 +30,8 @@ void cpu_copy_out(double *dst, const void *src, size_t count, int is_float,
             for (size_t k = lo; k < hi; k++) {
                 uint32_t bits;
                 memcpy(&bits, s + k, sizeof bits);
-                dst[k] = bits == GPUCOR_FLOAT_NA_BITS ? gpucor_na_real : (double) s[k];
+                dst[k] = bits == GPUCOR_FLOAT_NA_BITS ? gpucor_na_real
+                                                      : (double) s[k] * scale;
             }
         } else {
             memcpy(dst + lo, (const double *) src + lo, (hi - lo) * sizeof(double));

@@ -152,6 +152,6 @@ int cpu_dist_run(dist_problem *pb);
 
 /* ---- the host end of the GPU pipeline (copy.c) --------------------------- */
 void cpu_copy_out(double *dst, const void *src, size_t count, int is_float,
-                  int nthreads);
+                  double scale, int nthreads);
 
 #endif

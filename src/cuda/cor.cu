@@ -271,7 +271,7 @@ static int run(gpu_cor_problem *pb, char *msg, size_t msgcap)
         c.g = g;
         size_t max_count = v * c.w;
         status = gpucor_pipeline(produce<T>, &c, c.nslabs, max_count,
-                                 sizeof(T) == sizeof(float), pb->out, &pb->host,
+                                 sizeof(T) == sizeof(float), 1.0, pb->out, &pb->host,
                                  gc, msg, msgcap);
         if (status != GPUCOR_OK) goto cleanup;
         CU(cudaMemcpy(&sd0, dsd0, sizeof(int), cudaMemcpyDeviceToHost));

@@ -17,13 +17,13 @@
  * Differences are taken directly, never |x|^2 + |y|^2 - 2 x.y, so
  * near-duplicate rows keep every digit.
  *
- * Single precision (float arithmetic, double output): the data is scaled by
- * a power of two so that sums of differences cannot overflow, the power
- * sums (euclidean, minkowski) are kept relative to each pair's largest
- * difference, and the scale is undone in double at the end, so no distance
- * that double can hold becomes Inf or 0 for float's sake.  Data spanning
- * more than float's range (after that scaling, a nonzero |value| below
- * FLT_MIN) is computed in double instead.
+ * Single precision: the data is scaled by a power of two so that sums of
+ * differences cannot overflow, the power sums (euclidean, minkowski) are
+ * kept relative to each pair's largest difference, and the scale is undone
+ * in double (by the host copy-out, or in the kernel where the output is
+ * double), so no distance that double can hold becomes Inf or 0 for float's
+ * sake.  Data spanning more than float's range (after that scaling, a
+ * nonzero |value| below FLT_MIN) is computed in double instead.
  */
 #include <math.h>
 #include <float.h>
@@ -48,24 +48,32 @@ template <> __device__ inline float big<float>(void) { return FLT_MAX; }
     T d = (x) - (y);                                                          \
     if (NA && isnan(d)) return;
 
-/* s: the sum (or max); n: coordinates used; k: binary's count; m: the
- * running scale of a robust sum (single precision, see ROBUST) */
-template <typename T> struct acc_t { T s; T m; int n; int k; };
+/* s: the sum (or max); n: coordinates used; k: binary's count; inv: the
+ * running scale of a robust sum (single precision, see robust_add) */
+template <typename T> struct acc_t { T s; T inv; int n; int k; };
 
-/* In single precision the power sums are kept relative to the pair's
- * largest |difference| m (the robust p-norm: m * (sum (d/m)^p)^(1/p)), so
- * d^p neither overflows nor underflows float's narrow range; in double they
- * are stats' own sums, with stats' own overflow. */
+/* In single precision the power sums (euclidean, minkowski) are kept
+ * relative to the pair's largest |difference| so far (the robust p-norm),
+ * so that d^p neither overflows nor underflows float's narrow range; in
+ * double they are stats' own sums, with stats' own overflow. */
 template <typename T> struct robust { static const bool on = sizeof(T) == sizeof(float); };
 
+/* s = sum (e * inv)^p, inv = 1 / the largest e so far: FLT_MAX before the
+ * first (the unit is then 1/FLT_MAX), 0 once an e is infinite (the
+ * distance is Inf).  One multiply per coordinate; the division and the
+ * rescaling only when the largest e changes, which is rare after the
+ * first few coordinates.  The rounding of inv cancels: the distance is
+ * s^(1/p) / inv whatever inv is. */
 template <typename T>
 __device__ inline void robust_add(acc_t<T> &a, T e, T p)
 {
-    if (e > a.m) {
-        a.s = a.s * (p == 2 ? (a.m / e) * (a.m / e) : pow(a.m / e, p)) + 1;
-        a.m = e;
-    } else if (e > 0) {
-        T r = e / a.m;
+    if (a.inv == 0) return;
+    T r = e * a.inv;
+    if (r > 1) {
+        T inv = 1 / e, q = inv / a.inv;
+        a.s = a.s * (p == 2 ? q * q : pow(q, p)) + 1;
+        a.inv = inv;
+    } else {
         a.s += p == 2 ? r * r : pow(r, p);
     }
 }
@@ -82,20 +90,21 @@ __device__ inline double rescaled(const acc_t<T> &a, int nc)
 /* finish(acc, nc, p, E): the distance of data that was scaled by 2^-E */
 template <typename T> struct op_euclidean {
     static const bool every_coordinate_counts = true;
-    __device__ static void init(acc_t<T> &a) { a.s = 0; a.m = 0; a.n = 0; }
+    __device__ static void init(acc_t<T> &a) { a.s = 0; a.inv = big<T>(); a.n = 0; }
     template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T) {
         SKIP_NA(x, y, d)
         if (robust<T>::on) robust_add(a, (T) fabs(d), (T) 2); else a.s += d * d;
         a.n++;
     }
     __device__ static double finish(const acc_t<T> &a, int nc, double, int E) {
-        if (robust<T>::on) return ldexp((double) a.m, E) * sqrt(rescaled(a, nc));
-        return sqrt(rescaled(a, nc));
+        if (!robust<T>::on) return sqrt(rescaled(a, nc));
+        if (a.inv == 0) return INFINITY;
+        return ldexp(sqrt(rescaled(a, nc)) / (double) a.inv, E);
     }
 };
 template <typename T> struct op_manhattan {
     static const bool every_coordinate_counts = true;
-    __device__ static void init(acc_t<T> &a) { a.s = 0; a.m = 0; a.n = 0; }
+    __device__ static void init(acc_t<T> &a) { a.s = 0; a.inv = 0; a.n = 0; }
     template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T) {
         SKIP_NA(x, y, d) a.s += fabs(d); a.n++;
     }
@@ -105,7 +114,7 @@ template <typename T> struct op_manhattan {
 };
 template <typename T> struct op_maximum {
     static const bool every_coordinate_counts = true;
-    __device__ static void init(acc_t<T> &a) { a.s = -big<T>(); a.m = 0; a.n = 0; }
+    __device__ static void init(acc_t<T> &a) { a.s = -big<T>(); a.inv = 0; a.n = 0; }
     template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T) {
         SKIP_NA(x, y, d) T e = fabs(d); if (e > a.s) a.s = e; a.n++;
     }
@@ -116,7 +125,7 @@ template <typename T> struct op_maximum {
 template <typename T> struct op_canberra {
     /* counts depend on the values (0/0 terms, zeros): never assumed */
     static const bool every_coordinate_counts = false;
-    __device__ static void init(acc_t<T> &a) { a.s = 0; a.m = 0; a.n = 0; }
+    __device__ static void init(acc_t<T> &a) { a.s = 0; a.inv = 0; a.n = 0; }
     template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T) {
         if (NA && (isnan(x) || isnan(y))) return;
         T sum = fabs(x) + fabs(y), diff = fabs(x - y);
@@ -136,7 +145,7 @@ template <typename T> struct op_canberra {
 };
 template <typename T> struct op_minkowski {
     static const bool every_coordinate_counts = true;
-    __device__ static void init(acc_t<T> &a) { a.s = 0; a.m = 0; a.n = 0; }
+    __device__ static void init(acc_t<T> &a) { a.s = 0; a.inv = big<T>(); a.n = 0; }
     template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T p) {
         SKIP_NA(x, y, d)
         T e = fabs(d);
@@ -146,10 +155,13 @@ template <typename T> struct op_minkowski {
     }
     __device__ static double finish(const acc_t<T> &a, int nc, double p, int E) {
         double s = rescaled(a, nc);
-        /* the scale first: m is scaled data, m * s^(1/p) may exceed the
-         * double range where the distance itself does not */
-        if (robust<T>::on) return ldexp((double) a.m, E) * pow(s, 1.0 / p);
-        return (s == 1 || s == 0) ? s : pow(s, 1.0 / p);
+        if (!robust<T>::on) return (s == 1 || s == 0) ? s : pow(s, 1.0 / p);
+        if (a.inv == 0) return INFINITY;
+        if (p >= 1)              /* s^(1/p) <= s: no overflow on the way */
+            return ldexp(pow(s, 1.0 / p) / (double) a.inv, E);
+        /* p < 1: s^(1/p) alone may pass the double range where the
+         * distance does not (1/p = 1000): its logarithm does not */
+        return s == 0 ? 0.0 : exp2(log2(s) / p - log2((double) a.inv) + E);
     }
 };
 /* binary: n = coordinates where either is nonzero, k = where exactly one
@@ -157,7 +169,7 @@ template <typename T> struct op_minkowski {
 template <typename T> struct op_binary {
     /* counts depend on the values (0/0 terms, zeros): never assumed */
     static const bool every_coordinate_counts = false;
-    __device__ static void init(acc_t<T> &a) { a.s = 0; a.m = 0; a.n = 0; a.k = 0; }
+    __device__ static void init(acc_t<T> &a) { a.s = 0; a.inv = 0; a.n = 0; a.k = 0; }
     template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T) {
         if (NA && (isnan(x) || isnan(y) || !isfinite(x) || !isfinite(y))) return;
         if (x != 0 || y != 0) { a.n++; if (!(x != 0 && y != 0)) a.k++; }
@@ -176,10 +188,10 @@ __device__ inline bool empty_acc<double, op_binary<double> >(const acc_t<double>
 template <>
 __device__ inline bool empty_acc<float, op_binary<float> >(const acc_t<float> &a) { return a.s == 0; }
 
-template <typename T, typename OP, bool NA>
+template <typename T, typename OP, bool NA, typename O>
 __global__ static void __launch_bounds__(256)
 dist_tile(const T *x, size_t n, int p, size_t j0, size_t j1, double power,
-          int E, double *out)
+          int E, O *out)
 {
     __shared__ T sa[BK][BM];
     __shared__ T sb[BK][BN];
@@ -234,10 +246,13 @@ dist_tile(const T *x, size_t n, int p, size_t j0, size_t j1, double power,
                 c.n = p;
                 r = OP::finish(c, p, power, E);
             } else {
-                r = empty_acc<T, OP>(acc[a][b]) ? na_value<double>()
-                                                : OP::finish(acc[a][b], p, power, E);
+                if (empty_acc<T, OP>(acc[a][b])) {
+                    out[off + i] = na_value<O>();
+                    continue;
+                }
+                r = OP::finish(acc[a][b], p, power, E);
             }
-            out[off + i] = r;
+            out[off + i] = (O) r;
         }
     }
 }
@@ -270,22 +285,38 @@ template <typename T>
 struct dist_ctx {
     const T *x;
     size_t n, w;
-    int p, method, na, E;
+    int p, method, na;
+    int E;             /* the data is scaled by 2^-E ... */
+    int out_float;     /* ... and undone in the kernel (double output) or,
+                          for float output, by the host copy-out */
     double power;
 };
 
-template <typename T, typename OP>
-static void launch(const dist_ctx<T> *c, size_t j0, size_t j1, double *out,
-                   cudaStream_t st)
+template <typename T, typename OP, typename O>
+static void launch_out(const dist_ctx<T> *c, size_t j0, size_t j1, O *out,
+                       int E, cudaStream_t st)
 {
     dim3 grid((unsigned) ((c->n - j0 + BM - 1) / BM),
               (unsigned) ((j1 - j0 + BN - 1) / BN));
     if (c->na)
-        dist_tile<T, OP, true><<<grid, 256, 0, st>>>(c->x, c->n, c->p, j0, j1,
-                                                     c->power, c->E, out);
+        dist_tile<T, OP, true, O><<<grid, 256, 0, st>>>(c->x, c->n, c->p, j0, j1,
+                                                        c->power, E, out);
     else
-        dist_tile<T, OP, false><<<grid, 256, 0, st>>>(c->x, c->n, c->p, j0, j1,
-                                                      c->power, c->E, out);
+        dist_tile<T, OP, false, O><<<grid, 256, 0, st>>>(c->x, c->n, c->p, j0, j1,
+                                                         c->power, E, out);
+}
+
+template <typename T, typename OP>
+static void launch(const dist_ctx<T> *c, size_t j0, size_t j1, void *out,
+                   cudaStream_t st)
+{
+    if constexpr (sizeof(T) == sizeof(float)) {
+        if (c->out_float) {
+            launch_out<T, OP, float>(c, j0, j1, (float *) out, 0, st);
+            return;
+        }
+    }
+    launch_out<T, OP, double>(c, j0, j1, (double *) out, c->E, st);
 }
 
 template <typename T>
@@ -296,7 +327,7 @@ static int produce(void *vctx, size_t s, void *dout, slab_info *info,
     int status = GPUCOR_OK;
     size_t n = c->n, j0 = s * c->w, j1 = j0 + c->w;
     if (j1 > n - 1) j1 = n - 1;
-    double *out = (double *) dout;
+    void *out = dout;
     switch (c->method) {
     case DIST_EUCLIDEAN: launch<T, op_euclidean<T> >(c, j0, j1, out, st); break;
     case DIST_MAXIMUM:   launch<T, op_maximum<T> >(c, j0, j1, out, st); break;
@@ -383,34 +414,41 @@ static int run(gpu_dist_problem *pb, char *msg, size_t msgcap)
     /* binary's warning about non-finite values is decided by the caller */
     pb->nonfinite_binary = 0;
     {
+        /* Single precision returns floats, scaled back by the host copy-out
+         * in double -- except where a distance may leave float's range even
+         * in the scaled units (minkowski with p < 1: count^(1/p)) or the
+         * scale is beyond a double's power of two: double output there. */
+        int scales = pb->method != DIST_CANBERRA && pb->method != DIST_BINARY;
+        int out_float = single && !(pb->method == DIST_MINKOWSKI && pb->power < 1) &&
+                        E > -1000 && E < 1000;
+        size_t osz = out_float ? sizeof(float) : sizeof(double);
+        double out_scale = out_float && scales ? ldexp(1.0, E) : 1.0;
         size_t avail = gpucor_device_budget(&pb->host, len * (single ? sizeof(float)
                                                                      : sizeof(double)));
-        size_t w = avail / (n * sizeof(double));
-        size_t cap = GPUCOR_SLAB_BYTES / (n * sizeof(double));
+        size_t w = avail / (n * osz);
+        size_t cap = GPUCOR_SLAB_BYTES / (n * osz);
         if (w > cap) w = cap;
         if (w >= BN) w -= w % BN;   /* whole tiles per slab */
         if (pb->host.slab_cols) w = pb->host.slab_cols < cap ? pb->host.slab_cols : cap;
         if (w < 1) {
             snprintf(msg, msgcap, "out of GPU memory: %.1f MiB free for a "
                      "slab needing %.1f MiB", avail / 1048576.0,
-                     n * sizeof(double) / 1048576.0);
+                     n * osz / 1048576.0);
             status = GPUCOR_ERR_ALLOC;
             goto cleanup;
         }
         if (w > n - 1) w = n - 1;
         size_t nslabs = (n - 1 + w - 1) / w;
-        /* the output is double in both precisions: a single-precision
-         * distance of data near float's limits may lie beyond them */
         if (single) {
             dist_ctx<float> c = {fx, n, w, (int) pb->p, pb->method, hflag != 0, E,
-                                 pb->power};
-            status = gpucor_pipeline(produce<float>, &c, nslabs, n * w, 0, pb->out,
-                                     &pb->host, gc, msg, msgcap);
+                                 out_float, pb->power};
+            status = gpucor_pipeline(produce<float>, &c, nslabs, n * w, out_float,
+                                     out_scale, pb->out, &pb->host, gc, msg, msgcap);
         } else {
-            dist_ctx<double> c = {dx, n, w, (int) pb->p, pb->method, hflag != 0, 0,
+            dist_ctx<double> c = {dx, n, w, (int) pb->p, pb->method, hflag != 0, 0, 0,
                                   pb->power};
-            status = gpucor_pipeline(produce<double>, &c, nslabs, n * w, 0, pb->out,
-                                     &pb->host, gc, msg, msgcap);
+            status = gpucor_pipeline(produce<double>, &c, nslabs, n * w, 0, 1.0,
+                                     pb->out, &pb->host, gc, msg, msgcap);
         }
     }
 

@@ -76,10 +76,11 @@ void gpucor_cuda_forget(void);
 #define GPUCOR_FLOAT_NA_BITS 0x7fc007a2u
 
 /* Host copy-out used by the pipeline (cpu/copy.c): dst[k] = src[k] for
- * count doubles or floats, split over nthreads so that first-touch page
- * faults of fresh R memory are taken in parallel. */
+ * count doubles, or src[k] * scale for count floats (scale an exact power of
+ * two), split over nthreads so that first-touch page faults of fresh R
+ * memory are taken in parallel. */
 void cpu_copy_out(double *dst, const void *src, size_t count, int is_float,
-                  int nthreads);
+                  double scale, int nthreads);
 
 #ifdef __cplusplus
 }

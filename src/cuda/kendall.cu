@@ -340,7 +340,7 @@ int gpucor_kendall(dev_problem *d, char *msg, size_t msgcap)
         c.built = 1;
     }
     status = gpucor_pipeline(kd_produce<T>, &c, c.pl.nslabs, v * c.pl.w,
-                             sizeof(T) == sizeof(float), d->out, d->host, d->gc,
+                             sizeof(T) == sizeof(float), 1.0, d->out, d->host, d->gc,
                              msg, msgcap);
     if (status != GPUCOR_OK) goto cleanup;
     CU(cudaMemcpy(&d->sd0, c.sd0, sizeof(int), cudaMemcpyDeviceToHost));

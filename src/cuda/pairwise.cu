@@ -365,7 +365,7 @@ int gpucor_pairwise(dev_problem *d, char *msg, size_t msgcap)
                                &c.pl, msg, msgcap);
     if (status != GPUCOR_OK) goto cleanup;
     status = gpucor_pipeline(pw_produce<T>, &c, c.pl.nslabs, v * c.pl.w,
-                             sizeof(T) == sizeof(float), d->out, d->host, d->gc,
+                             sizeof(T) == sizeof(float), 1.0, d->out, d->host, d->gc,
                              msg, msgcap);
     if (status != GPUCOR_OK) goto cleanup;
     CU(cudaMemcpy(&d->sd0, dsd0, sizeof(int), cudaMemcpyDeviceToHost));

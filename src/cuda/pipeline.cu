@@ -28,9 +28,9 @@ size_t gpucor_device_budget(const gpu_host *host, size_t used)
 }
 
 int gpucor_pipeline(slab_producer produce, void *ctx, size_t nslabs,
-                    size_t max_count, int is_float, double *host_out,
-                    gpu_host *host, gpucor_ctx *gc, char *msg,
-                    size_t msgcap)
+                    size_t max_count, int is_float, double out_scale,
+                    double *host_out, gpu_host *host, gpucor_ctx *gc,
+                    char *msg, size_t msgcap)
 {
     double t0 = now(), t;
     int status = GPUCOR_OK;
@@ -70,7 +70,7 @@ int gpucor_pipeline(slab_producer produce, void *ctx, size_t nslabs,
             host->seconds[0] += now() - t;
             t = now();
             cpu_copy_out(host_out + info[a].host_offset, stage[a],
-                         info[a].count, is_float, host->nthreads);
+                         info[a].count, is_float, out_scale, host->nthreads);
             host->seconds[1] += now() - t;
             if (host->progress) host->progress(host->progress_ctx, (double) s / nslabs);
         }
@@ -82,7 +82,7 @@ int gpucor_pipeline(slab_producer produce, void *ctx, size_t nslabs,
         host->seconds[0] += now() - t;
         t = now();
         cpu_copy_out(host_out + info[a].host_offset, stage[a], info[a].count,
-                     is_float, host->nthreads);
+                     is_float, out_scale, host->nthreads);
         host->seconds[1] += now() - t;
         if (host->progress) host->progress(host->progress_ctx, 1.0);
     }

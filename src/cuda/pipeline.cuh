@@ -39,10 +39,13 @@ inline void dist_slab(size_t n, size_t j0, size_t j1, slab_info *info)
 typedef int (*slab_producer)(void *ctx, size_t s, void *dout, slab_info *info,
                              cudaStream_t st, char *msg, size_t msgcap);
 
+/* is_float: the slabs hold floats, widened to double by the copy-out and
+ * multiplied there by out_scale (an exact power of two: single-precision
+ * distances of scaled data; 1 otherwise). */
 int gpucor_pipeline(slab_producer produce, void *ctx, size_t nslabs,
-                    size_t max_count, int is_float, double *host_out,
-                    gpu_host *host, gpucor_ctx *gc, char *msg,
-                    size_t msgcap);
+                    size_t max_count, int is_float, double out_scale,
+                    double *host_out, gpu_host *host, gpucor_ctx *gc,
+                    char *msg, size_t msgcap);
 
 /* Slabs are at most this many bytes: several stages for the pipeline to
  * overlap, and pinned staging that is cheap to keep (2 x 64 MiB). */
