@@ -17,13 +17,17 @@
  * Differences are taken directly, never |x|^2 + |y|^2 - 2 x.y, so
  * near-duplicate rows keep every digit.
  *
- * Single precision: the data is scaled by a power of two so that sums of
- * differences cannot overflow, the power sums (euclidean, minkowski) are
- * kept relative to each pair's largest difference, and the scale is undone
- * in double (by the host copy-out, or in the kernel where the output is
- * double), so no distance that double can hold becomes Inf or 0 for float's
- * sake.  Data spanning more than float's range (after that scaling, a
- * nonzero |value| below FLT_MIN) is computed in double instead.
+ * Single precision keeps float's speed without float's range: the data is
+ * scaled by a power of two chosen per metric so that no sum can overflow
+ * (sums of squares, of p-th powers, of differences), and the host copy-out
+ * undoes the scale in double.  Power sums that come out so small that
+ * terms may have underflowed (below 2^-100) are marked, and a second
+ * kernel -- queued after every slab, returning at once when nothing was
+ * marked -- recomputes just those pairs from the same floats with double
+ * accumulation.  So no distance that a double can hold becomes Inf or 0
+ * for float's sake.  Data spanning more than float's range (after the
+ * scaling, a nonzero |value| below FLT_MIN), and minkowski with p < 1
+ * (whose distances grow as count^(1/p)), are computed in double.
  */
 #include <math.h>
 #include <float.h>
@@ -48,35 +52,7 @@ template <> __device__ inline float big<float>(void) { return FLT_MAX; }
     T d = (x) - (y);                                                          \
     if (NA && isnan(d)) return;
 
-/* s: the sum (or max); n: coordinates used; k: binary's count; inv: the
- * running scale of a robust sum (single precision, see robust_add) */
-template <typename T> struct acc_t { T s; T inv; int n; int k; };
-
-/* In single precision the power sums (euclidean, minkowski) are kept
- * relative to the pair's largest |difference| so far (the robust p-norm),
- * so that d^p neither overflows nor underflows float's narrow range; in
- * double they are stats' own sums, with stats' own overflow. */
-template <typename T> struct robust { static const bool on = sizeof(T) == sizeof(float); };
-
-/* s = sum (e * inv)^p, inv = 1 / the largest e so far: FLT_MAX before the
- * first (the unit is then 1/FLT_MAX), 0 once an e is infinite (the
- * distance is Inf).  One multiply per coordinate; the division and the
- * rescaling only when the largest e changes, which is rare after the
- * first few coordinates.  The rounding of inv cancels: the distance is
- * s^(1/p) / inv whatever inv is. */
-template <typename T>
-__device__ inline void robust_add(acc_t<T> &a, T e, T p)
-{
-    if (a.inv == 0) return;
-    T r = e * a.inv;
-    if (r > 1) {
-        T inv = 1 / e, q = inv / a.inv;
-        a.s = a.s * (p == 2 ? q * q : pow(q, p)) + 1;
-        a.inv = inv;
-    } else {
-        a.s += p == 2 ? r * r : pow(r, p);
-    }
-}
+template <typename T> struct acc_t { T s; int n; int k; };
 
 /* sum rescaled by nc / n, as stats does when coordinates were skipped */
 template <typename T>
@@ -87,45 +63,48 @@ __device__ inline double rescaled(const acc_t<T> &a, int nc)
     return s;
 }
 
-/* finish(acc, nc, p, E): the distance of data that was scaled by 2^-E */
+/* A float power sum this small may have lost terms to underflow (each
+ * below 2^-149): recompute the pair with double accumulation.  Terms that
+ * underflow beside a sum above it change it by less than 2^-39. */
+#define SUM_TOO_SMALL 0x1p-100
+
+/* finish(acc, nc, p): the distance (in the units of the data it was given);
+ * suspect(acc): single precision's sum may have underflowed */
 template <typename T> struct op_euclidean {
     static const bool every_coordinate_counts = true;
-    __device__ static void init(acc_t<T> &a) { a.s = 0; a.inv = big<T>(); a.n = 0; }
+    __device__ static void init(acc_t<T> &a) { a.s = 0; a.n = 0; }
     template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T) {
-        SKIP_NA(x, y, d)
-        if (robust<T>::on) robust_add(a, (T) fabs(d), (T) 2); else a.s += d * d;
-        a.n++;
+        SKIP_NA(x, y, d) a.s += d * d; a.n++;
     }
-    __device__ static double finish(const acc_t<T> &a, int nc, double, int E) {
-        if (!robust<T>::on) return sqrt(rescaled(a, nc));
-        if (a.inv == 0) return INFINITY;
-        return ldexp(sqrt(rescaled(a, nc)) / (double) a.inv, E);
+    __device__ static double finish(const acc_t<T> &a, int nc, double) {
+        return sqrt(rescaled(a, nc));
     }
+    __device__ static bool suspect(const acc_t<T> &a) { return a.s < (T) SUM_TOO_SMALL; }
 };
 template <typename T> struct op_manhattan {
     static const bool every_coordinate_counts = true;
-    __device__ static void init(acc_t<T> &a) { a.s = 0; a.inv = 0; a.n = 0; }
+    __device__ static void init(acc_t<T> &a) { a.s = 0; a.n = 0; }
     template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T) {
         SKIP_NA(x, y, d) a.s += fabs(d); a.n++;
     }
-    __device__ static double finish(const acc_t<T> &a, int nc, double, int E) {
-        return ldexp(rescaled(a, nc), E);
+    __device__ static double finish(const acc_t<T> &a, int nc, double) {
+        return rescaled(a, nc);
     }
+    __device__ static bool suspect(const acc_t<T> &) { return false; }
 };
 template <typename T> struct op_maximum {
     static const bool every_coordinate_counts = true;
-    __device__ static void init(acc_t<T> &a) { a.s = -big<T>(); a.inv = 0; a.n = 0; }
+    __device__ static void init(acc_t<T> &a) { a.s = -big<T>(); a.n = 0; }
     template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T) {
         SKIP_NA(x, y, d) T e = fabs(d); if (e > a.s) a.s = e; a.n++;
     }
-    __device__ static double finish(const acc_t<T> &a, int, double, int E) {
-        return ldexp((double) a.s, E);
-    }
+    __device__ static double finish(const acc_t<T> &a, int, double) { return a.s; }
+    __device__ static bool suspect(const acc_t<T> &) { return false; }
 };
 template <typename T> struct op_canberra {
     /* counts depend on the values (0/0 terms, zeros): never assumed */
     static const bool every_coordinate_counts = false;
-    __device__ static void init(acc_t<T> &a) { a.s = 0; a.inv = 0; a.n = 0; }
+    __device__ static void init(acc_t<T> &a) { a.s = 0; a.n = 0; }
     template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T) {
         if (NA && (isnan(x) || isnan(y))) return;
         T sum = fabs(x) + fabs(y), diff = fabs(x - y);
@@ -138,47 +117,42 @@ template <typename T> struct op_canberra {
         }
         a.s += dev; a.n++;
     }
-    /* a sum of ratios: the scale cancels */
-    __device__ static double finish(const acc_t<T> &a, int nc, double, int) {
+    __device__ static double finish(const acc_t<T> &a, int nc, double) {
         return rescaled(a, nc);
     }
+    __device__ static bool suspect(const acc_t<T> &) { return false; }
 };
 template <typename T> struct op_minkowski {
     static const bool every_coordinate_counts = true;
-    __device__ static void init(acc_t<T> &a) { a.s = 0; a.inv = big<T>(); a.n = 0; }
+    __device__ static void init(acc_t<T> &a) { a.s = 0; a.n = 0; }
     template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T p) {
         SKIP_NA(x, y, d)
         T e = fabs(d);
-        if (robust<T>::on) robust_add(a, e, p);
-        else a.s += (e == 1 || e == 0) ? e : (p == 2 ? e * e : pow(e, p));
+        a.s += (e == 1 || e == 0) ? e : (p == 2 ? e * e : pow(e, p));
         a.n++;
     }
-    __device__ static double finish(const acc_t<T> &a, int nc, double p, int E) {
+    __device__ static double finish(const acc_t<T> &a, int nc, double p) {
         double s = rescaled(a, nc);
-        if (!robust<T>::on) return (s == 1 || s == 0) ? s : pow(s, 1.0 / p);
-        if (a.inv == 0) return INFINITY;
-        if (p >= 1)              /* s^(1/p) <= s: no overflow on the way */
-            return ldexp(pow(s, 1.0 / p) / (double) a.inv, E);
-        /* p < 1: s^(1/p) alone may pass the double range where the
-         * distance does not (1/p = 1000): its logarithm does not */
-        return s == 0 ? 0.0 : exp2(log2(s) / p - log2((double) a.inv) + E);
+        return (s == 1 || s == 0) ? s : pow(s, 1.0 / p);
     }
+    __device__ static bool suspect(const acc_t<T> &a) { return a.s < (T) SUM_TOO_SMALL; }
 };
 /* binary: n = coordinates where either is nonzero, k = where exactly one
  * is, s = coordinates used at all (stats' 'total') */
 template <typename T> struct op_binary {
     /* counts depend on the values (0/0 terms, zeros): never assumed */
     static const bool every_coordinate_counts = false;
-    __device__ static void init(acc_t<T> &a) { a.s = 0; a.inv = 0; a.n = 0; a.k = 0; }
+    __device__ static void init(acc_t<T> &a) { a.s = 0; a.n = 0; a.k = 0; }
     template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T) {
         if (NA && (isnan(x) || isnan(y) || !isfinite(x) || !isfinite(y))) return;
         if (x != 0 || y != 0) { a.n++; if (!(x != 0 && y != 0)) a.k++; }
         a.s += 1;
     }
-    __device__ static double finish(const acc_t<T> &a, int, double, int) {
+    __device__ static double finish(const acc_t<T> &a, int, double) {
         if (a.n == 0) return 0;
         return (double) a.k / (double) a.n;
     }
+    __device__ static bool suspect(const acc_t<T> &) { return false; }
 };
 
 template <typename T, typename OP>
@@ -188,13 +162,27 @@ __device__ inline bool empty_acc<double, op_binary<double> >(const acc_t<double>
 template <>
 __device__ inline bool empty_acc<float, op_binary<float> >(const acc_t<float> &a) { return a.s == 0; }
 
-template <typename T, typename OP, bool NA, typename O>
+/* What a launch of the tile kernel does with its pairs. */
+enum {
+    TILE_PLAIN = 0,   /* write every pair */
+    TILE_MARK = 1,    /* ... but a suspect float sum as MARK, and set *flag */
+    TILE_FIX = 2      /* return unless *flag; rewrite only the pairs marked */
+};
+
+/* Bits of the float NaN that marks a pair for TILE_FIX (never seen by the
+ * host: the fix-up runs before the slab is copied). */
+#define MARK_BITS 0x7fc01234u
+
+/* S: the data's type, T: the accumulators' (S widened to double in
+ * TILE_FIX), O: the output's */
+template <typename S, typename T, typename OP, bool NA, typename O>
 __global__ static void __launch_bounds__(256)
-dist_tile(const T *x, size_t n, int p, size_t j0, size_t j1, double power,
-          int E, O *out)
+dist_tile(const S *x, size_t n, int p, size_t j0, size_t j1, double power,
+          int mode, int *flag, O *out)
 {
-    __shared__ T sa[BK][BM];
-    __shared__ T sb[BK][BN];
+    __shared__ S sa[BK][BM];
+    __shared__ S sb[BK][BN];
+    if (mode == TILE_FIX && *(volatile int *) flag == 0) return;
     size_t ib = j0 + blockIdx.x * (size_t) BM, jb = j0 + blockIdx.y * (size_t) BN;
     if (ib + BM - 1 <= jb) return;          /* tile entirely on or above the diagonal */
     int t = threadIdx.x, tx = t % 16, ty = t / 16;
@@ -203,7 +191,7 @@ dist_tile(const T *x, size_t n, int p, size_t j0, size_t j1, double power,
     for (int a = 0; a < 4; a++)
 #pragma unroll
         for (int b = 0; b < 4; b++) OP::init(acc[a][b]);
-    const T pad = NA ? (T) NAN : (T) 0;
+    const S pad = NA ? (S) NAN : (S) 0;
     for (int k0 = 0; k0 < p; k0 += BK) {
 #pragma unroll
         for (int e = 0; e < 4; e++) {
@@ -239,20 +227,21 @@ dist_tile(const T *x, size_t n, int p, size_t j0, size_t j1, double power,
         for (int a = 0; a < 4; a++) {
             size_t i = ib + tx + 16 * a;
             if (i <= j || i >= n) continue;
-            double r;
+            if (mode == TILE_FIX &&
+                __float_as_uint((float) out[off + i]) != MARK_BITS) continue;
+            acc_t<T> c = acc[a][b];
             if (!NA && OP::every_coordinate_counts) {
-                /* the zero padding was counted too; all p real ones were used */
-                acc_t<T> c = acc[a][b];
-                c.n = p;
-                r = OP::finish(c, p, power, E);
-            } else {
-                if (empty_acc<T, OP>(acc[a][b])) {
-                    out[off + i] = na_value<O>();
-                    continue;
-                }
-                r = OP::finish(acc[a][b], p, power, E);
+                c.n = p;   /* the zero padding was counted too; all p real ones were used */
+            } else if (empty_acc<T, OP>(c)) {
+                out[off + i] = na_value<O>();
+                continue;
             }
-            out[off + i] = (O) r;
+            if (mode == TILE_MARK && OP::suspect(c)) {
+                out[off + i] = (O) __uint_as_float(MARK_BITS);
+                *flag = 1;
+                continue;
+            }
+            out[off + i] = (O) OP::finish(c, p, power);
         }
     }
 }
@@ -281,73 +270,81 @@ __global__ static void to_float(const double *x, size_t len, int E, float *y)
     if (k < len) y[k] = (float) ldexp(x[k], -E);
 }
 
-template <typename T>
+template <typename S>
 struct dist_ctx {
-    const T *x;
+    const S *x;
     size_t n, w;
     int p, method, na;
-    int E;             /* the data is scaled by 2^-E ... */
-    int out_float;     /* ... and undone in the kernel (double output) or,
-                          for float output, by the host copy-out */
+    int fix;           /* single precision with a sum that may underflow */
+    int *flag;         /* device: a pair of this slab was marked */
     double power;
 };
 
-template <typename T, typename OP, typename O>
-static void launch_out(const dist_ctx<T> *c, size_t j0, size_t j1, O *out,
-                       int E, cudaStream_t st)
+template <typename S, typename T, typename OP, typename O>
+static void launch_tile(const dist_ctx<S> *c, size_t j0, size_t j1, int mode,
+                        O *out, cudaStream_t st)
 {
     dim3 grid((unsigned) ((c->n - j0 + BM - 1) / BM),
               (unsigned) ((j1 - j0 + BN - 1) / BN));
     if (c->na)
-        dist_tile<T, OP, true, O><<<grid, 256, 0, st>>>(c->x, c->n, c->p, j0, j1,
-                                                        c->power, E, out);
+        dist_tile<S, T, OP, true, O><<<grid, 256, 0, st>>>(c->x, c->n, c->p, j0, j1,
+                                                           c->power, mode, c->flag, out);
     else
-        dist_tile<T, OP, false, O><<<grid, 256, 0, st>>>(c->x, c->n, c->p, j0, j1,
-                                                         c->power, E, out);
+        dist_tile<S, T, OP, false, O><<<grid, 256, 0, st>>>(c->x, c->n, c->p, j0, j1,
+                                                            c->power, mode, c->flag, out);
 }
 
-template <typename T, typename OP>
-static void launch(const dist_ctx<T> *c, size_t j0, size_t j1, void *out,
-                   cudaStream_t st)
+/* Double: the stats arithmetic.  Single: float sums (marked where they may
+ * have underflowed), then the fix-up of the marked pairs in double. */
+template <typename S, template <typename> class OP>
+static int launch(const dist_ctx<S> *c, size_t j0, size_t j1, void *out,
+                  cudaStream_t st, char *msg, size_t msgcap)
 {
-    if constexpr (sizeof(T) == sizeof(float)) {
-        if (c->out_float) {
-            launch_out<T, OP, float>(c, j0, j1, (float *) out, 0, st);
-            return;
+    int status = GPUCOR_OK;
+    if constexpr (sizeof(S) == sizeof(double)) {
+        launch_tile<S, S, OP<S>, double>(c, j0, j1, TILE_PLAIN, (double *) out, st);
+    } else {
+        if (c->fix) CU(cudaMemsetAsync(c->flag, 0, sizeof(int), st));
+        launch_tile<S, S, OP<S>, float>(c, j0, j1, c->fix ? TILE_MARK : TILE_PLAIN,
+                                        (float *) out, st);
+        if (c->fix) {
+            LAUNCHED("dist_tile");
+            launch_tile<S, double, OP<double>, float>(c, j0, j1, TILE_FIX, (float *) out, st);
         }
     }
-    launch_out<T, OP, double>(c, j0, j1, (double *) out, c->E, st);
-}
-
-template <typename T>
-static int produce(void *vctx, size_t s, void *dout, slab_info *info,
-                   cudaStream_t st, char *msg, size_t msgcap)
-{
-    dist_ctx<T> *c = (dist_ctx<T> *) vctx;
-    int status = GPUCOR_OK;
-    size_t n = c->n, j0 = s * c->w, j1 = j0 + c->w;
-    if (j1 > n - 1) j1 = n - 1;
-    void *out = dout;
-    switch (c->method) {
-    case DIST_EUCLIDEAN: launch<T, op_euclidean<T> >(c, j0, j1, out, st); break;
-    case DIST_MAXIMUM:   launch<T, op_maximum<T> >(c, j0, j1, out, st); break;
-    case DIST_MANHATTAN: launch<T, op_manhattan<T> >(c, j0, j1, out, st); break;
-    case DIST_CANBERRA:  launch<T, op_canberra<T> >(c, j0, j1, out, st); break;
-    case DIST_BINARY:    launch<T, op_binary<T> >(c, j0, j1, out, st); break;
-    default:             launch<T, op_minkowski<T> >(c, j0, j1, out, st); break;
-    }
     LAUNCHED("dist_tile");
-    dist_slab(n, j0, j1, info);
 cleanup:
     return status;
 }
 
+template <typename S>
+static int produce(void *vctx, size_t s, void *dout, slab_info *info,
+                   cudaStream_t st, char *msg, size_t msgcap)
+{
+    dist_ctx<S> *c = (dist_ctx<S> *) vctx;
+    int status = GPUCOR_OK;
+    size_t n = c->n, j0 = s * c->w, j1 = j0 + c->w;
+    if (j1 > n - 1) j1 = n - 1;
+    switch (c->method) {
+    case DIST_EUCLIDEAN: status = launch<S, op_euclidean>(c, j0, j1, dout, st, msg, msgcap); break;
+    case DIST_MAXIMUM:   status = launch<S, op_maximum>(c, j0, j1, dout, st, msg, msgcap); break;
+    case DIST_MANHATTAN: status = launch<S, op_manhattan>(c, j0, j1, dout, st, msg, msgcap); break;
+    case DIST_CANBERRA:  status = launch<S, op_canberra>(c, j0, j1, dout, st, msg, msgcap); break;
+    case DIST_BINARY:    status = launch<S, op_binary>(c, j0, j1, dout, st, msg, msgcap); break;
+    default:             status = launch<S, op_minkowski>(c, j0, j1, dout, st, msg, msgcap); break;
+    }
+    if (status == GPUCOR_OK) dist_slab(n, j0, j1, info);
+    return status;
+}
+
 /* Single precision: the power of two 2^-E the data is scaled by, so that
- * the largest |value| leaves room for sums of p differences below FLT_MAX;
- * or 0 with *fits = 0 when the smallest nonzero |value| would then fall
- * below float's normal range (the data spans more than float can hold:
- * it is computed in double instead). */
-static int float_scale(const unsigned long long range[2], size_t p, int *fits)
+ * the largest |value| leaves room below FLT_MAX for the metric's sum over
+ * p coordinates (of squares, of |d|^power, of |d|), found from the largest
+ * and smallest nonzero |value|; *fits = 0 when the smallest would then fall
+ * below float's normal range (the data spans more than float can hold, and
+ * is computed in double). */
+static int float_scale(const unsigned long long range[2], size_t p, int method,
+                       double power, int *fits)
 {
     double amax, amin;
     memcpy(&amax, &range[0], sizeof amax);
@@ -356,9 +353,18 @@ static int float_scale(const unsigned long long range[2], size_t p, int *fits)
     if (range[0] == 0) return 0;                /* every value 0 (or none finite) */
     int lp = 0;
     while (((size_t) 1 << lp) < p && lp < 62) lp++;
-    int top = FLT_MAX_EXP - 3 - lp;             /* |x - y| summed p times stays finite */
+    /* |x - y| < 2^(top + 2) when |x|, |y| < 2^(top + 1); the sum of p of its
+     * powers must stay below 2^127 */
+    int room = FLT_MAX_EXP - 1 - lp;
+    int top;
+    if (method == DIST_EUCLIDEAN)
+        top = room / 2 - 2;
+    else if (method == DIST_MINKOWSKI)          /* power >= 1 here */
+        top = (int) floor(room / power) - 2;
+    else
+        top = room - 2;
     int E = ilogb(amax) - top;
-    if (ilogb(amin) - E < FLT_MIN_EXP - 1) {    /* below FLT_MIN after scaling */
+    if (ilogb(amin) - E < FLT_MIN_EXP - 1 || E <= -1000 || E >= 1000) {
         *fits = 0;
         return 0;
     }
@@ -375,16 +381,21 @@ static int run(gpu_dist_problem *pb, char *msg, size_t msgcap)
     int *flag = NULL, hflag = 0, E = 0;
     unsigned long long *drange = NULL, hrange[2] = {0, ~0ULL};
     size_t n = pb->n, len = pb->n * pb->p;
-    int single = pb->single;
+    /* minkowski with p < 1 (not a norm): (sum |d|^p)^(1/p) grows as
+     * count^(1/p) -- 2^1000 for two coordinates at p = 0.001 -- whatever
+     * the scale of the data, beyond float's range: computed in double */
+    int single = pb->single && !(pb->method == DIST_MINKOWSKI && pb->power < 1);
     if (n < 2) return GPUCOR_OK;
 
     status = gpucor_ctx_get(&gc, GPUCOR_SLAB_BYTES, msg, msgcap);
     if (status != GPUCOR_OK) return status;
     st = gc->st;
     DALLOC(dx, len * sizeof(double), "input");
+    /* flag[0]: non-finite data; flag[1]: a pair marked in this slab;
+     * range at flag + 2 (8-byte aligned) */
     DALLOC(flag, 4 * sizeof(unsigned long long), "flag");
-    drange = (unsigned long long *) flag + 2;
-    CU(cudaMemsetAsync(flag, 0, sizeof(int), st));
+    drange = (unsigned long long *) flag + 1;
+    CU(cudaMemsetAsync(flag, 0, 2 * sizeof(int), st));
     CU(cudaMemcpyAsync(drange, hrange, sizeof hrange, cudaMemcpyHostToDevice, st));
     CU(cudaMemcpyAsync(dx, pb->x, len * sizeof(double), cudaMemcpyHostToDevice, st));
     if (len) {
@@ -397,7 +408,7 @@ static int run(gpu_dist_problem *pb, char *msg, size_t msgcap)
     CU(cudaStreamSynchronize(st));
     if (single) {
         int fits = 1;
-        E = float_scale(hrange, pb->p, &fits);
+        E = float_scale(hrange, pb->p, pb->method, pb->power, &fits);
         if (fits) {
             DALLOC(fx, len * sizeof(float), "input");
             if (len) {
@@ -414,17 +425,10 @@ static int run(gpu_dist_problem *pb, char *msg, size_t msgcap)
     /* binary's warning about non-finite values is decided by the caller */
     pb->nonfinite_binary = 0;
     {
-        /* Single precision returns floats, scaled back by the host copy-out
-         * in double -- except where a distance may leave float's range even
-         * in the scaled units (minkowski with p < 1: count^(1/p)) or the
-         * scale is beyond a double's power of two: double output there. */
+        /* single precision: floats, the scale undone by the copy-out */
         int scales = pb->method != DIST_CANBERRA && pb->method != DIST_BINARY;
-        int out_float = single && !(pb->method == DIST_MINKOWSKI && pb->power < 1) &&
-                        E > -1000 && E < 1000;
-        size_t osz = out_float ? sizeof(float) : sizeof(double);
-        double out_scale = out_float && scales ? ldexp(1.0, E) : 1.0;
-        size_t avail = gpucor_device_budget(&pb->host, len * (single ? sizeof(float)
-                                                                     : sizeof(double)));
+        size_t osz = single ? sizeof(float) : sizeof(double);
+        size_t avail = gpucor_device_budget(&pb->host, len * osz);
         size_t w = avail / (n * osz);
         size_t cap = GPUCOR_SLAB_BYTES / (n * osz);
         if (w > cap) w = cap;
@@ -440,13 +444,15 @@ static int run(gpu_dist_problem *pb, char *msg, size_t msgcap)
         if (w > n - 1) w = n - 1;
         size_t nslabs = (n - 1 + w - 1) / w;
         if (single) {
-            dist_ctx<float> c = {fx, n, w, (int) pb->p, pb->method, hflag != 0, E,
-                                 out_float, pb->power};
-            status = gpucor_pipeline(produce<float>, &c, nslabs, n * w, out_float,
-                                     out_scale, pb->out, &pb->host, gc, msg, msgcap);
+            int fix = pb->method == DIST_EUCLIDEAN || pb->method == DIST_MINKOWSKI;
+            dist_ctx<float> c = {fx, n, w, (int) pb->p, pb->method, hflag != 0, fix,
+                                 flag + 1, pb->power};
+            status = gpucor_pipeline(produce<float>, &c, nslabs, n * w, 1,
+                                     scales ? ldexp(1.0, E) : 1.0, pb->out,
+                                     &pb->host, gc, msg, msgcap);
         } else {
-            dist_ctx<double> c = {dx, n, w, (int) pb->p, pb->method, hflag != 0, 0, 0,
-                                  pb->power};
+            dist_ctx<double> c = {dx, n, w, (int) pb->p, pb->method, hflag != 0, 0,
+                                  flag + 1, pb->power};
             status = gpucor_pipeline(produce<double>, &c, nslabs, n * w, 0, 1.0,
                                      pb->out, &pb->host, gc, msg, msgcap);
         }
