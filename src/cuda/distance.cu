@@ -31,7 +31,6 @@
  */
 #include <math.h>
 #include <float.h>
-#include <string.h>
 #include "pipeline.cuh"
 #include "prep.cuh"
 
@@ -246,22 +245,11 @@ dist_tile(const S *x, size_t n, int p, size_t j0, size_t j1, double power,
     }
 }
 
-/* flag: some value is not finite (NA, NaN, Inf): the NA kernels.  range:
- * the largest and the smallest nonzero |value| among the finite ones, as
- * order-preserving bits of nonnegative doubles (single precision picks its
- * scale from them). */
-__global__ static void scan(const double *x, size_t len, int *flag,
-                            unsigned long long *range)
+/* flag: some value is not finite (NA, NaN, Inf): the NA kernels */
+__global__ static void scan(const double *x, size_t len, int *flag)
 {
     size_t k = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
-    if (k >= len) return;
-    double v = x[k];
-    if (!isfinite(v)) { *flag = 1; return; }
-    if (range && v != 0) {
-        unsigned long long b = (unsigned long long) __double_as_longlong(fabs(v));
-        atomicMax(range, b);
-        atomicMin(range + 1, b);
-    }
+    if (k < len && !isfinite(x[k])) *flag = 1;
 }
 
 __global__ static void to_float(const double *x, size_t len, int E, float *y)
@@ -340,17 +328,14 @@ static int produce(void *vctx, size_t s, void *dout, slab_info *info,
 /* Single precision: the power of two 2^-E the data is scaled by, so that
  * the largest |value| leaves room below FLT_MAX for the metric's sum over
  * p coordinates (of squares, of |d|^power, of |d|), found from the largest
- * and smallest nonzero |value|; *fits = 0 when the smallest would then fall
- * below float's normal range (the data spans more than float can hold, and
- * is computed in double). */
-static int float_scale(const unsigned long long range[2], size_t p, int method,
+ * and smallest nonzero finite |value|; *fits = 0 when the smallest would
+ * then fall below float's normal range (the data spans more than float can
+ * hold, and is computed in double). */
+static int float_scale(double amax, double amin, size_t p, int method,
                        double power, int *fits)
 {
-    double amax, amin;
-    memcpy(&amax, &range[0], sizeof amax);
-    memcpy(&amin, &range[1], sizeof amin);
     *fits = 1;
-    if (range[0] == 0) return 0;                /* every value 0 (or none finite) */
+    if (amax == 0) return 0;                    /* every value 0 (or none finite) */
     int lp = 0;
     while (((size_t) 1 << lp) < p && lp < 62) lp++;
     /* |x - y| < 2^(top + 2) when |x|, |y| < 2^(top + 1); the sum of p of its
@@ -379,7 +364,7 @@ static int run(gpu_dist_problem *pb, char *msg, size_t msgcap)
     double *dx = NULL;
     float *fx = NULL;
     int *flag = NULL, hflag = 0, E = 0;
-    unsigned long long *drange = NULL, hrange[2] = {0, ~0ULL};
+    double amax = 0, amin = 0;
     size_t n = pb->n, len = pb->n * pb->p;
     /* minkowski with p < 1 (not a norm): (sum |d|^p)^(1/p) grows as
      * count^(1/p) -- 2^1000 for two coordinates at p = 0.001 -- whatever
@@ -391,24 +376,20 @@ static int run(gpu_dist_problem *pb, char *msg, size_t msgcap)
     if (status != GPUCOR_OK) return status;
     st = gc->st;
     DALLOC(dx, len * sizeof(double), "input");
-    /* flag[0]: non-finite data; flag[1]: a pair marked in this slab;
-     * range at flag + 2 (8-byte aligned) */
-    DALLOC(flag, 4 * sizeof(unsigned long long), "flag");
-    drange = (unsigned long long *) flag + 1;
+    /* flag[0]: non-finite data; flag[1]: a pair marked in this slab */
+    DALLOC(flag, 2 * sizeof(int), "flag");
     CU(cudaMemsetAsync(flag, 0, 2 * sizeof(int), st));
-    CU(cudaMemcpyAsync(drange, hrange, sizeof hrange, cudaMemcpyHostToDevice, st));
     CU(cudaMemcpyAsync(dx, pb->x, len * sizeof(double), cudaMemcpyHostToDevice, st));
     if (len) {
-        scan<<<(unsigned) ((len + 255) / 256), 256, 0, st>>>(dx, len, flag,
-                                                             single ? drange : NULL);
+        scan<<<(unsigned) ((len + 255) / 256), 256, 0, st>>>(dx, len, flag);
         LAUNCHED("scan");
     }
     CU(cudaMemcpyAsync(&hflag, flag, sizeof(int), cudaMemcpyDeviceToHost, st));
-    CU(cudaMemcpyAsync(hrange, drange, sizeof hrange, cudaMemcpyDeviceToHost, st));
+    if (single) cpu_abs_range(pb->x, len, &amax, &amin, pb->host.nthreads);
     CU(cudaStreamSynchronize(st));
     if (single) {
         int fits = 1;
-        E = float_scale(hrange, pb->p, pb->method, pb->power, &fits);
+        E = float_scale(amax, amin, pb->p, pb->method, pb->power, &fits);
         if (fits) {
             DALLOC(fx, len * sizeof(float), "input");
             if (len) {

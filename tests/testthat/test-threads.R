@@ -77,3 +77,19 @@ test_that("results do not depend on the thread count", {
     gpucor::gpu_dist(x, "canberra", backend = "cpu")))
   with_envvars(c("_R_CHECK_LIMIT_CORES_" = NA), expect_identical(run(1), run(2), info = info))
 })
+
+test_that("BiocParallel's MulticoreParam (forked workers) runs gpucor after the parent did", {
+  skip_on_os("windows")
+  skip_if_not_installed("BiocParallel")
+  x <- rmat(200, 300)
+  want <- sum(with_options(list(gpucor.threads = 2), gpucor::gpu_cor(x, backend = "cpu")))
+  job <- parallel::mcparallel(BiocParallel::bplapply(1:2, function(i)
+    sum(gpucor::gpu_cor(x, backend = "cpu")), BPPARAM = BiocParallel::MulticoreParam(2)))
+  got <- parallel::mccollect(job, wait = FALSE, timeout = 90)
+  if (is.null(got)) {
+    tools::pskill(job$pid, tools::SIGKILL)
+    parallel::mccollect(job, wait = FALSE)
+  }
+  expect_false(is.null(got), info = "bplapply with MulticoreParam did not finish in 90 s")
+  if (!is.null(got)) expect_equal(unlist(got[[1]]), c(want, want), tolerance = 1e-12)
+})
