@@ -1,5 +1,19 @@
 # Threads follow R's conventions, and a forked child never hangs (issue 8).
 
+# Evaluates expr in a forked child and returns its value, or NULL when it
+# does not finish within `timeout` seconds (the child is then killed): a
+# regression fails the test instead of hanging the check.
+in_fork <- function(expr, timeout) {
+  job <- parallel::mcparallel(expr)
+  got <- parallel::mccollect(job, wait = FALSE, timeout = timeout)
+  if (is.null(got)) {
+    tools::pskill(job$pid, tools::SIGKILL)
+    parallel::mccollect(job, wait = FALSE)
+    return(NULL)
+  }
+  got[[1]]
+}
+
 test_that("a forked child of a multi-threaded session finishes (no OpenMP deadlock)", {
   skip_on_os("windows")
   info <- new_seed()
@@ -8,27 +22,22 @@ test_that("a forked child of a multi-threaded session finishes (no OpenMP deadlo
   # the parent has now run a parallel region; before the fix the child's
   # next one waited forever for the parent's pool threads
   for (what in c("cor", "dist")) {
-    job <- parallel::mcparallel(with_options(list(gpucor.threads = 2), {
+    res <- in_fork(with_options(list(gpucor.threads = 2), {
       r <- if (what == "cor") gpucor::gpu_cor(x, backend = "cpu")
            else gpucor::gpu_dist(t(x[, 1:100]), "correlation", backend = "cpu")
       c(sum(r), gpucor:::.threads())
-    }))
-    got <- parallel::mccollect(job, wait = FALSE, timeout = 60)
-    if (is.null(got)) {          # hung: kill it so that the check goes on
-      tools::pskill(job$pid, tools::SIGKILL)
-      parallel::mccollect(job, wait = FALSE)
-    }
-    expect_false(is.null(got), info = paste(what, "in a forked child did not finish in 60 s", info))
-    if (is.null(got)) next
-    res <- got[[1]]
+    }), timeout = 30)
+    expect_false(is.null(res), info = paste(what, "in a forked child did not finish in 30 s", info))
+    if (is.null(res)) next
     expect_false(inherits(res, "try-error"), info = paste(what, format(res)))
     if (what == "cor") expect_equal(res[[1]], want, tolerance = 1e-12, info = info)
     expect_equal(res[[2]], 1)   # one thread in the child
   }
-  # and mclapply, as users call it
-  s <- parallel::mclapply(1:2, function(i) sum(gpucor::gpu_cor(x, backend = "cpu")),
-                          mc.cores = 2)
-  expect_equal(unlist(s), c(want, want), tolerance = 1e-12)
+  # and mclapply, as users call it (itself in a child, to bound its time)
+  s <- in_fork(parallel::mclapply(1:2, function(i) sum(gpucor::gpu_cor(x, backend = "cpu")),
+                                  mc.cores = 2), timeout = 30)
+  expect_false(is.null(s), info = "mclapply did not finish in 30 s")
+  if (!is.null(s)) expect_equal(unlist(s), c(want, want), tolerance = 1e-12)
 })
 
 # The team size the CPU engine actually ran with (option gpucor.profile).
@@ -83,13 +92,9 @@ test_that("BiocParallel's MulticoreParam (forked workers) runs gpucor after the 
   skip_if_not_installed("BiocParallel")
   x <- rmat(200, 300)
   want <- sum(with_options(list(gpucor.threads = 2), gpucor::gpu_cor(x, backend = "cpu")))
-  job <- parallel::mcparallel(BiocParallel::bplapply(1:2, function(i)
-    sum(gpucor::gpu_cor(x, backend = "cpu")), BPPARAM = BiocParallel::MulticoreParam(2)))
-  got <- parallel::mccollect(job, wait = FALSE, timeout = 90)
-  if (is.null(got)) {
-    tools::pskill(job$pid, tools::SIGKILL)
-    parallel::mccollect(job, wait = FALSE)
-  }
-  expect_false(is.null(got), info = "bplapply with MulticoreParam did not finish in 90 s")
-  if (!is.null(got)) expect_equal(unlist(got[[1]]), c(want, want), tolerance = 1e-12)
+  got <- in_fork(BiocParallel::bplapply(1:2, function(i) sum(gpucor::gpu_cor(x, backend = "cpu")),
+                                        BPPARAM = BiocParallel::MulticoreParam(2)),
+                 timeout = 60)
+  expect_false(is.null(got), info = "bplapply with MulticoreParam did not finish in 60 s")
+  if (!is.null(got)) expect_equal(unlist(got), c(want, want), tolerance = 1e-12)
 })
