@@ -35,7 +35,7 @@
       stop("option 'gpucor.threads' must be a positive whole number", call. = FALSE)
     n <- t
   } else {
-    n <- min(limit, .env_threads("OMP_NUM_THREADS"), cores)
+    n <- .env_threads("OMP_NUM_THREADS")   # Inf when unset: every core
   }
   n <- min(n, limit, cores)
   chk <- tolower(Sys.getenv("_R_CHECK_LIMIT_CORES_", ""))

@@ -40,9 +40,15 @@ void gpucor_progress_update(void *ctx, double frac)
     pr->shown = 1;
 }
 
+/* option gpucor.profile, the last entry of the options vector */
+static int profiling(SEXP opts)
+{
+    return XLENGTH(opts) >= 6 && REAL(opts)[5] != 0;
+}
+
 void gpucor_set_timing(SEXP ans, SEXP opts, const double *seconds)
 {
-    if (XLENGTH(opts) < 6 || REAL(opts)[5] == 0) return;
+    if (!profiling(opts)) return;
     SEXP t = PROTECT(allocVector(REALSXP, 3));
     for (int k = 0; k < 3; k++) REAL(t)[k] = seconds[k];
     setAttrib(ans, install("timing"), t);
@@ -51,7 +57,7 @@ void gpucor_set_timing(SEXP ans, SEXP opts, const double *seconds)
 
 void gpucor_set_threads(SEXP ans, SEXP opts, int threads)
 {
-    if (XLENGTH(opts) < 6 || REAL(opts)[5] == 0) return;
+    if (!profiling(opts)) return;
     setAttrib(ans, install("threads"), ScalarInteger(threads));
 }
 

@@ -13,7 +13,7 @@
 #endif
 #include <stdint.h>
 #include "cpu.h"
-#include "../cuda/engine.h"   /* GPUCOR_FLOAT_NA_BITS */
+#include "../cuda/engine.h"   /* the prototypes, GPUCOR_FLOAT_NA_BITS */
 
 void cpu_copy_out(double *dst, const void *src, size_t count, int is_float,
                   double scale, int nthreads)

@@ -95,9 +95,8 @@ static inline double pair_value(cor_ctx *c, size_t i, size_t j, double v)
     unsigned f = c->fx[i] | c->fy[j];
     if (f & COL_HAS_NA)
         return c->pairwise ? v : gpucor_na_real;
-    unsigned zero = COL_ZERO_SD;
-    if (!c->pairwise && c->pb->out_kind == OUT_MATRIX)
-        zero |= c->symmetric ? COL_VAR_UNDERFLOW : COL_SD_UNDERFLOW;
+    unsigned zero = !c->pairwise && c->pb->out_kind == OUT_MATRIX
+                        ? cpu_zero_sd_flags(!c->symmetric) : COL_ZERO_SD;
     if (f & zero) {
         if (c->pairwise || c->pb->out_kind == OUT_DIST) note_sd0(c);
         return gpucor_na_real;
@@ -147,7 +146,7 @@ static void emit(void *ctx, size_t i0, size_t ni, size_t j0, size_t nj,
 int cpu_sd0_rule(const unsigned char *fx, size_t p, const unsigned char *fy,
                  size_t q)
 {
-    const unsigned ZERO = COL_ZERO_SD | (fy ? COL_SD_UNDERFLOW : COL_VAR_UNDERFLOW);
+    const unsigned ZERO = cpu_zero_sd_flags(fy != NULL);
     if (!fy) {
         int seen_zero = 0;
         for (size_t i = 0; i < p; i++) {

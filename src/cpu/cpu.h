@@ -21,6 +21,13 @@
 #define COL_VAR_UNDERFLOW 4u   /* (double) variance == 0 */
 #define COL_SD_UNDERFLOW  8u   /* (double) sqrtl(variance) == 0 */
 
+/* The flags that make a column's sd zero in stats' cor() outside pairwise
+ * mode: x against itself (no y) or against y. */
+static inline unsigned cpu_zero_sd_flags(int with_y)
+{
+    return COL_ZERO_SD | (with_y ? COL_SD_UNDERFLOW : COL_VAR_UNDERFLOW);
+}
+
 /* ---- the generic tile driver (tiles.c) ------------------------------------
  * Output is a p x q grid of pairs (i, j); with 'symmetric' only the tiles on
  * or below the diagonal (j-block <= i-block) are visited.  For each tile the
@@ -149,13 +156,5 @@ typedef struct {
 } dist_problem;
 
 int cpu_dist_run(dist_problem *pb);
-
-/* ---- the host end of the GPU pipeline (copy.c) --------------------------- */
-void cpu_copy_out(double *dst, const void *src, size_t count, int is_float,
-                  double scale, int nthreads);
-/* The largest and the smallest nonzero |x[k]| among the finite values (both
- * 0 when there is none), with nthreads threads. */
-void cpu_abs_range(const double *x, size_t len, double *amax, double *amin,
-                   int nthreads);
 
 #endif
