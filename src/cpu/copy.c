@@ -1,19 +1,17 @@
 /*
- * copy.c -- the host end of the GPU engine: the range of the data that
- * single-precision distances are scaled by, and the move of a slab from
- * pinned staging memory into the R result.  The R result is fresh memory, so the
+ * copy.c -- the host end of the GPU pipeline: move a slab from pinned
+ * staging memory into the R result.  The R result is fresh memory, so the
  * cost is dominated by first-touch page faults (about 2 GB/s for one thread
  * on the GPU machine); splitting the slab over threads takes those faults in
  * parallel.  Chunks are page multiples so no two threads fault the same page.
  */
-#include <math.h>
 #include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 #include <stdint.h>
 #include "cpu.h"
-#include "../cuda/engine.h"   /* the prototypes, GPUCOR_FLOAT_NA_BITS */
+#include "../cuda/engine.h"   /* GPUCOR_FLOAT_NA_BITS */
 
 void cpu_copy_out(double *dst, const void *src, size_t count, int is_float,
                   double scale, int nthreads)
@@ -39,25 +37,4 @@ void cpu_copy_out(double *dst, const void *src, size_t count, int is_float,
             memcpy(dst + lo, (const double *) src + lo, (hi - lo) * sizeof(double));
         }
     }
-}
-
-void cpu_abs_range(const double *x, size_t len, double *amax, double *amin,
-                   int nthreads)
-{
-    /* A reduction on the host, not on the device: one atomic per value on
-     * a single address cost single-precision distances ~10% on the GPU. */
-    double mx = 0, mn = INFINITY;
-    if (nthreads < 1) nthreads = 1;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static) \
-    reduction(max : mx) reduction(min : mn) if (len > ((size_t) 1 << 16))
-#endif
-    for (size_t k = 0; k < len; k++) {
-        double a = fabs(x[k]);
-        if (a == 0 || !isfinite(a)) continue;
-        mx = a > mx ? a : mx;
-        mn = a < mn ? a : mn;
-    }
-    *amax = mx;
-    *amin = mx > 0 ? mn : 0;
 }

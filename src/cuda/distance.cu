@@ -31,6 +31,7 @@
  */
 #include <math.h>
 #include <float.h>
+#include <string.h>
 #include "pipeline.cuh"
 #include "prep.cuh"
 
@@ -38,9 +39,6 @@
 #define BN 64
 #define BK 16
 
-template <typename T> __device__ inline T tiny(void);
-template <> __device__ inline double tiny<double>(void) { return DBL_MIN; }
-template <> __device__ inline float tiny<float>(void) { return FLT_MIN; }
 template <typename T> __device__ inline T big(void);
 template <> __device__ inline double big<double>(void) { return DBL_MAX; }
 template <> __device__ inline float big<float>(void) { return FLT_MAX; }
@@ -100,15 +98,20 @@ template <typename T> struct op_maximum {
     __device__ static double finish(const acc_t<T> &a, int, double) { return a.s; }
     __device__ static bool suspect(const acc_t<T> &) { return false; }
 };
+/* Canberra's last argument is not a power but stats' threshold: terms
+ * where neither |x| + |y| nor |x - y| exceeds DBL_MIN of the data as given
+ * are dropped -- DBL_MIN itself in double, DBL_MIN in the units of the
+ * scaled floats in single precision (0 where that falls below FLT_MIN:
+ * every nonzero scaled value is at least FLT_MIN then). */
 template <typename T> struct op_canberra {
     /* counts depend on the values (0/0 terms, zeros): never assumed */
     static const bool every_coordinate_counts = false;
     __device__ static void init(acc_t<T> &a) { a.s = 0; a.n = 0; }
-    template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T) {
+    template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T small) {
         if (NA && (isnan(x) || isnan(y))) return;
         T sum = fabs(x) + fabs(y), diff = fabs(x - y);
         /* stats drops 0/0 terms (and rescales); Inf/Inf counts as 1 */
-        if (!(sum > tiny<T>() || diff > tiny<T>())) return;
+        if (!(sum > small || diff > small)) return;
         T dev = diff / sum;
         if (isnan(dev)) {
             if (!(!isfinite(diff) && diff == sum)) return;
@@ -245,11 +248,40 @@ dist_tile(const S *x, size_t n, int p, size_t j0, size_t j1, double power,
     }
 }
 
-/* flag: some value is not finite (NA, NaN, Inf): the NA kernels */
-__global__ static void scan(const double *x, size_t len, int *flag)
+/* flag: some value is not finite (NA, NaN, Inf): the NA kernels.  range
+ * (single precision only, else NULL): the largest and the smallest nonzero
+ * |value| among the finite ones, as the bits of nonnegative doubles (which
+ * order as the values do).  Each thread reduces a grid-strided share, each
+ * warp its threads by shuffles, and one lane per warp touches memory: an
+ * atomic per value on one address cost single precision ~10%. */
+#define SCAN_BLOCKS 1024
+__global__ static void scan(const double *x, size_t len, int *flag,
+                            unsigned long long *range)
 {
-    size_t k = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
-    if (k < len && !isfinite(x[k])) *flag = 1;
+    unsigned long long mx = 0, mn = ~0ULL;
+    int bad = 0;
+    for (size_t k = blockIdx.x * (size_t) blockDim.x + threadIdx.x; k < len;
+         k += (size_t) gridDim.x * blockDim.x) {
+        double v = x[k];
+        if (!isfinite(v)) { bad = 1; continue; }
+        unsigned long long b = (unsigned long long) __double_as_longlong(fabs(v));
+        if (b == 0) continue;
+        mx = b > mx ? b : mx;
+        mn = b < mn ? b : mn;
+    }
+    for (int o = 16; o > 0; o /= 2) {
+        unsigned long long m1 = __shfl_down_sync(0xffffffffu, mx, o);
+        unsigned long long m2 = __shfl_down_sync(0xffffffffu, mn, o);
+        mx = m1 > mx ? m1 : mx;
+        mn = m2 < mn ? m2 : mn;
+    }
+    bad = __any_sync(0xffffffffu, bad);
+    if (threadIdx.x % 32 != 0) return;
+    if (bad) *flag = 1;
+    if (range && mx) {
+        atomicMax(range, mx);
+        atomicMin(range + 1, mn);
+    }
 }
 
 __global__ static void to_float(const double *x, size_t len, int E, float *y)
@@ -265,7 +297,7 @@ struct dist_ctx {
     int p, method, na;
     int fix;           /* single precision with a sum that may underflow */
     int *flag;         /* device: a pair of this slab was marked */
-    double power;
+    double power;      /* minkowski's p; canberra's threshold (op_canberra) */
 };
 
 template <typename S, typename T, typename OP, typename O>
@@ -364,7 +396,7 @@ static int run(gpu_dist_problem *pb, char *msg, size_t msgcap)
     double *dx = NULL;
     float *fx = NULL;
     int *flag = NULL, hflag = 0, E = 0;
-    double amax = 0, amin = 0;
+    unsigned long long *range = NULL, hrange[2] = {0, ~0ULL};
     size_t n = pb->n, len = pb->n * pb->p;
     /* minkowski with p < 1 (not a norm): (sum |d|^p)^(1/p) grows as
      * count^(1/p) -- 2^1000 for two coordinates at p = 0.001 -- whatever
@@ -376,19 +408,27 @@ static int run(gpu_dist_problem *pb, char *msg, size_t msgcap)
     if (status != GPUCOR_OK) return status;
     st = gc->st;
     DALLOC(dx, len * sizeof(double), "input");
-    /* flag[0]: non-finite data; flag[1]: a pair marked in this slab */
-    DALLOC(flag, 2 * sizeof(int), "flag");
+    /* flag[0]: non-finite data; flag[1]: a pair marked in this slab; the
+     * range after them (8-byte aligned) */
+    DALLOC(flag, 4 * sizeof(unsigned long long), "flag");
+    range = (unsigned long long *) flag + 1;
     CU(cudaMemsetAsync(flag, 0, 2 * sizeof(int), st));
+    CU(cudaMemcpyAsync(range, hrange, sizeof hrange, cudaMemcpyHostToDevice, st));
     CU(cudaMemcpyAsync(dx, pb->x, len * sizeof(double), cudaMemcpyHostToDevice, st));
     if (len) {
-        scan<<<(unsigned) ((len + 255) / 256), 256, 0, st>>>(dx, len, flag);
+        size_t blocks = (len + 255) / 256;
+        if (blocks > SCAN_BLOCKS) blocks = SCAN_BLOCKS;
+        scan<<<(unsigned) blocks, 256, 0, st>>>(dx, len, flag, single ? range : NULL);
         LAUNCHED("scan");
     }
     CU(cudaMemcpyAsync(&hflag, flag, sizeof(int), cudaMemcpyDeviceToHost, st));
-    if (single) cpu_abs_range(pb->x, len, &amax, &amin, pb->host.nthreads);
+    CU(cudaMemcpyAsync(hrange, range, sizeof hrange, cudaMemcpyDeviceToHost, st));
     CU(cudaStreamSynchronize(st));
     if (single) {
         int fits = 1;
+        double amax, amin;
+        memcpy(&amax, &hrange[0], sizeof amax);
+        memcpy(&amin, &hrange[1], sizeof amin);
         E = float_scale(amax, amin, pb->p, pb->method, pb->power, &fits);
         if (fits) {
             DALLOC(fx, len * sizeof(float), "input");
@@ -406,6 +446,11 @@ static int run(gpu_dist_problem *pb, char *msg, size_t msgcap)
     /* binary's warning about non-finite values is decided by the caller */
     pb->nonfinite_binary = 0;
     {
+        double power = pb->power;
+        if (pb->method == DIST_CANBERRA) {
+            power = single ? ldexp(DBL_MIN, -E) : DBL_MIN;
+            if (single && power < FLT_MIN) power = 0;
+        }
         /* single precision: floats, the scale undone by the copy-out */
         int scales = pb->method != DIST_CANBERRA && pb->method != DIST_BINARY;
         size_t osz = single ? sizeof(float) : sizeof(double);
@@ -427,13 +472,13 @@ static int run(gpu_dist_problem *pb, char *msg, size_t msgcap)
         if (single) {
             int fix = pb->method == DIST_EUCLIDEAN || pb->method == DIST_MINKOWSKI;
             dist_ctx<float> c = {fx, n, w, (int) pb->p, pb->method, hflag != 0, fix,
-                                 flag + 1, pb->power};
+                                 flag + 1, power};
             status = gpucor_pipeline(produce<float>, &c, nslabs, n * w, 1,
                                      scales ? ldexp(1.0, E) : 1.0, pb->out,
                                      &pb->host, gc, msg, msgcap);
         } else {
             dist_ctx<double> c = {dx, n, w, (int) pb->p, pb->method, hflag != 0, 0,
-                                  flag + 1, pb->power};
+                                  flag + 1, power};
             status = gpucor_pipeline(produce<double>, &c, nslabs, n * w, 0, 1.0,
                                      pb->out, &pb->host, gc, msg, msgcap);
         }

@@ -81,10 +81,6 @@ void gpucor_cuda_forget(void);
  * memory are taken in parallel. */
 void cpu_copy_out(double *dst, const void *src, size_t count, int is_float,
                   double scale, int nthreads);
-/* The largest and the smallest nonzero |x[k]| among the finite values (both
- * 0 when there is none), with nthreads threads. */
-void cpu_abs_range(const double *x, size_t len, double *amax, double *amin,
-                   int nthreads);
 
 #ifdef __cplusplus
 }

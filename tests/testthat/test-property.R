@@ -141,9 +141,12 @@ prop_dist_case <- function(x, method, p, content, info) {
     expect_same_as_stats_dist(x, method, p = p, backend = bk[[1]], info = info)
     if (single) {
       # float's arithmetic on data scaled by a power of two, the scale undone
-      # in double: stats on the rescaled data is the reference
+      # in double: stats on the rescaled data is the reference.  Canberra and
+      # binary do not depend on the scale, and stats' rule for Canberra (a
+      # term below DBL_MIN is dropped) is on the data as given.
       fin <- abs(x[is.finite(x) & x != 0])
-      k <- if (length(fin)) -floor(log2(max(fin))) else 0
+      k <- if (length(fin) && !method %in% c("canberra", "binary"))
+        -floor(log2(max(fin))) else 0
       w <- suppressWarnings(stats::dist(pow2(x, k), method, p = p))
       if (method %in% c("euclidean", "maximum", "manhattan", "minkowski")) w <- pow2(w, -k)
       g <- suppressWarnings(gpucor::gpu_dist(x, method, p = p, backend = "gpu",

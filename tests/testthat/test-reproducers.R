@@ -216,3 +216,25 @@ test_that("single-precision distances keep values double can hold", {
     expect_equal(got, want, tolerance = tol, info = paste(what, info))
   }
 })
+
+test_that("single-precision Canberra drops the terms stats drops (DBL_MIN of the data as given)", {
+  skip_if_no_gpu()
+  info <- new_seed()
+  # Deep subnormal data (all of it below DBL_MIN): stats drops every term
+  # and gives NA, as double does; and data spanning 2^-1031 .. 2^-800,
+  # which float holds once scaled, where the second coordinate's terms are
+  # below DBL_MIN and dropped by stats: the pair (1, 2) is 0, not 1/3.
+  sub <- matrix(round(rnorm(40 * 3) * 200) * 2^-1074, 40)
+  span <- rbind(c(2^-800, 2^-1030), c(2^-800, 2^-1031), c(2^-801, 0),
+                c(-2^-800, 2^-1022))
+  for (x in list(sub, span, sub * 2^100, span * 2^900)) {
+    want <- c(suppressWarnings(stats::dist(x, "canberra")))
+    for (pr in c("double", "single")) {
+      got <- c(gpucor::gpu_dist(x, "canberra", backend = "gpu", precision = pr))
+      what <- sprintf("canberra, %s, values up to %g", pr, max(abs(x)))
+      expect_identical(is.na(got), is.na(want), info = paste(what, info))
+      expect_equal(got[!is.na(got)], want[!is.na(want)], tolerance = 1e-6,
+                   info = paste(what, info))
+    }
+  }
+})
