@@ -69,7 +69,7 @@ gpu_info <- function() {
 #'     the operating system.  `FALSE` turns the check off (default `TRUE`).}
 #'   \item{`gpucor.gpu_memory`}{Bytes of GPU memory one call may use.
 #'     Default: 90\% of the memory free when the call starts.  Results larger
-#'     than this are produced in slabs.}
+#'     than this are produced in panels of columns.}
 #'   \item{`gpucor.progress`}{Show a progress bar for GPU runs longer than two
 #'     seconds in interactive sessions (default `TRUE`).}
 #'   \item{`gpucor.gpu_min_work`}{The size (pairs times observations) from
@@ -77,8 +77,11 @@ gpu_info <- function() {
 #'     300 observations).  Measured on an H100 with 16 cores: below it both
 #'     engines take a few milliseconds, and the first GPU call of a session
 #'     also pays for creating the GPU context.}
-#'   \item{`gpucor.gpu_slab`}{For testing: force the number of output columns
-#'     per slab of the GPU pipeline (default: from the memory budget).}
+#'   \item{`gpucor.gpu_slab`}{For testing: force the number of result columns
+#'     per panel of the GPU engine (default: from the memory budget).}
+#'   \item{`gpucor.cpu_tile`}{For testing: force the side of the CPU engine's
+#'     tiles (default: 128 for product methods, 64 for distances, 32 for
+#'     Kendall).}
 #' }
 #'
 #' The `precision` argument (`"double"` or `"single"`) applies to the GPU
@@ -147,13 +150,18 @@ NULL
   1
 }
 
-# The options vector the C entry points read: use_gpu, single, device
-# memory cap (bytes, 0 = free memory), forced slab width (0 = automatic),
-# progress bar, stage timing (bench/gpu.R reads it from attribute "timing").
-.gpu_opts <- function(backend, precision) {
-  c(backend == "gpu", precision == "single",
-    as.double(getOption("gpucor.gpu_memory", 0)),
-    as.double(getOption("gpucor.gpu_slab", 0)),
-    interactive() && isTRUE(getOption("gpucor.progress", TRUE)),
-    isTRUE(getOption("gpucor.profile", FALSE)))
+# The engine options, one named list that src/options.c reads: the backend
+# and precision of this call, the CPU threads (.threads()), the device
+# memory cap (bytes, 0 = free memory), the forced GPU panel width and CPU
+# tile side (0 = automatic; for tests), the progress bar, and stage timing
+# (bench/gpu.R reads it from attribute "timing").
+.engine_opts <- function(backend, precision) {
+  list(gpu = backend == "gpu",
+       single = precision == "single",
+       threads = .threads(),
+       gpu_memory = as.double(getOption("gpucor.gpu_memory", 0)),
+       gpu_panel = as.double(getOption("gpucor.gpu_slab", 0)),
+       cpu_tile = as.double(getOption("gpucor.cpu_tile", 0)),
+       progress = interactive() && isTRUE(getOption("gpucor.progress", TRUE)),
+       profile = isTRUE(getOption("gpucor.profile", FALSE)))
 }

@@ -118,7 +118,7 @@ gpu_cor <- function(x, y = NULL, method = c("pearson", "spearman", "kendall"),
   done <- FALSE
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
   r <- .Call(C_gpucor_cor, x, y, match(method, c("pearson", "spearman", "kendall")),
-             use, rows, .threads(), .gpu_opts(backend, precision))
+             use, rows, .engine_opts(backend, precision))
   done <- TRUE
   sd0 <- isTRUE(attr(r, "sd0"))
   attr(r, "sd0") <- NULL

@@ -102,7 +102,7 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
 
   done <- FALSE
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
-  d <- .Call(C_gpucor_dist, x, m, as.double(p), .threads(), .gpu_opts(backend, precision))
+  d <- .Call(C_gpucor_dist, x, m, as.double(p), .engine_opts(backend, precision))
   done <- TRUE
   sd0 <- isTRUE(attr(d, "sd0"))
   nonfinite <- isTRUE(attr(d, "nonfinite"))

@@ -2,8 +2,8 @@
 # R_LIBS points to: one warm-up, then the median of BENCH_REPS runs (default
 # 3).  Prints the seconds on the last line.
 #   Rscript bench/compare_case.R CASE
-# The cases are those of bench/cpu.R and bench/gpu.R (parts "small" and
-# "na") that time gpucor itself.
+# The cases are those of bench/cpu.R and bench/gpu.R (parts "small", "na"
+# and "big") that time gpucor itself.
 suppressPackageStartupMessages(library(gpucor))
 case <- commandArgs(TRUE)[1]
 reps <- as.integer(Sys.getenv("BENCH_REPS", "3"))
@@ -48,15 +48,20 @@ cases <- list(
   "gpu spearman pairwise 2000x200 5% NA" = list(function() rn(2000, 200, 0.05),
                                             function(x) gpu_cor(x, method = "spearman", use = "pairwise", backend = "gpu")),
   "gpu kendall 2000x200"  = list(function() rn(2000, 200), function(x) gpu_cor(x, method = "kendall", backend = "gpu")),
-  "gpu kendall 20000x200" = list(function() rn(20000, 200), function(x) gpu_cor(x, method = "kendall", backend = "gpu"))
+  "gpu kendall 20000x200" = list(function() rn(20000, 200), function(x) gpu_cor(x, method = "kendall", backend = "gpu")),
+  # bench/gpu.R big: dense results bound by writing fresh host memory (20 GB, 40 GB)
+  "gpu pearson 50000 vars x 300" = list(function() rn(300, 50000), function(x) gpu_cor(x, backend = "gpu")),
+  "gpu correlation dist 100000x300" = list(function() rn(100000, 300),
+                                          function(x) gpu_dist(x, "correlation", backend = "gpu"))
 )
 if (identical(case, "list")) { writeLines(names(cases)); quit("no") }
 cs <- cases[[case]]
 if (is.null(cs)) stop("unknown case: ", case)
 x <- cs[[1]]()
 invisible(cs[[2]](x))
+# one result alive at a time (the big cases are 20 and 40 GB)
 t <- vapply(seq_len(reps), function(i) {
   invisible(gc(FALSE))
-  system.time(r <- cs[[2]](x))[["elapsed"]]
+  system.time(cs[[2]](x))[["elapsed"]]
 }, 0)
 cat(sprintf("%.4f\n", median(t)))

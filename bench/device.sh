@@ -4,11 +4,12 @@
 #   suite (GPU tests included), compute-sanitizer over the GPU tests, and
 #   the GPU benchmark.  Usage there (from the repository root):
 #     bash bench/device.sh [tests] [sanitize] [racecheck] [bench] [bench-<part>]
-#                          [compare] [big] [interrupt] [smoke]
+#                          [identical] [compare] [big] [interrupt] [smoke]
 #   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all;
 #   compare times the GPU cases of bench/compare_case.R with the build of
 #   .bench-base/ -- a carried copy of the code before the change, made with
-#   "git archive <commit> | tar -x -C .bench-base" -- and with this tree)
+#   "git archive <commit> | tar -x -C .bench-base" -- and with this tree;
+#   identical compares the two builds' results bit for bit: bench/identical.R)
 # Logs go to $OUT (the device tool brings them back).
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -78,6 +79,10 @@ R
   /usr/local/cuda/bin/compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 9 \
     --log-file "$OUT/racecheck.log" Rscript /tmp/race.R > "$OUT/racecheck-run.log" 2>&1
   echo "compute-sanitizer racecheck exit: $?"; tail -3 "$OUT/racecheck.log"; tail -1 "$OUT/racecheck-run.log" ;;
+identical)
+  # bitwise identity with the build of .bench-base, both engines
+  [ -f /tmp/libbase/gpucor/DESCRIPTION ] || { echo "no .bench-base build"; tail -20 "$OUT/install-base.log"; continue; }
+  Rscript bench/identical.R /tmp/libbase /tmp/lib cpu,gpu 2>&1 | tee "$OUT/identical.log" | tail -20 ;;
 compare)
   [ -f /tmp/libbase/gpucor/DESCRIPTION ] || { echo "no .bench-base build"; tail -20 "$OUT/install-base.log"; continue; }
   Rscript bench/compare.R /tmp/libbase /tmp/lib "${COMPARE:-^gpu}" "${ROUNDS:-2}" 2>&1 | tee "$OUT/compare.log" | tail -30 ;;

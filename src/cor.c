@@ -14,8 +14,7 @@
 #include "cuda/engine.h"
 #endif
 
-SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows,
-                SEXP threads, SEXP gpu)
+SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts)
 {
     int nprot = 0;
     if (TYPEOF(x) != REALSXP || !isMatrix(x))
@@ -37,48 +36,41 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows,
         for (R_xlen_t k = 0; k < XLENGTH(rows); k++)
             if (INTEGER(rows)[k] < 0 || (size_t) INTEGER(rows)[k] >= n)
                 error("'rows' out of range");
-    int single, progress;
-    double mem_cap;
-    size_t slab;
-    int use_gpu = gpucor_gpu_opts(gpu, &single, &mem_cap, &slab, &progress);
+    gc_opts o;
+    gpucor_opts(opts, &o);
     size_t nobs = isNull(rows) ? n : (size_t) XLENGTH(rows);
 
     SEXP ans = PROTECT(allocMatrix(REALSXP, (int) p, (int) q)); nprot++;
+    gc_sink sink = {SINK_DENSE, EPI_IDENTITY, isNull(y), p, q, REAL(ans), o.nthreads};
+    gpucor_progress pr;
+    gc_host host;
+    gpucor_host_init(&host, &o, &pr);
     int sd0 = 0, status;
     /* with fewer than two observations the answer is all NA: the CPU
      * writes it */
-    if (use_gpu && nobs >= 2 && p > 0 && q > 0) {
+    if (o.gpu && nobs >= 2 && p > 0 && q > 0) {
 #ifdef GPUCOR_CUDA
-        gpu_cor_problem pb;
-        memset(&pb, 0, sizeof pb);
+        gpu_cor_args a;
+        memset(&a, 0, sizeof a);
         unsigned char *flags = (unsigned char *) R_alloc(p + q, 1);
-        pb.x = REAL(x); pb.n = n; pb.p = p;
-        pb.y = isNull(y) ? NULL : REAL(y); pb.q = q;
-        pb.rows = isNull(rows) ? NULL : INTEGER(rows); pb.nobs = nobs;
-        pb.method = m;
-        pb.pairwise = u == USE_PAIRWISE;
-        pb.single = single;
-        pb.out_kind = 0;
-        pb.out = REAL(ans);
-        pb.flags_out = flags;
-        gpucor_progress pr;
-        gpucor_progress_init(&pr, progress);
-        pb.host.interrupted = gpucor_interrupted;
-        pb.host.progress = gpucor_progress_update;
-        pb.host.progress_ctx = &pr;
-        pb.host.nthreads = gpucor_nthreads(threads);
-        pb.host.mem_cap = mem_cap;
-        pb.host.slab_cols = slab;
-        status = gpucor_cuda_cor(&pb);
+        char msg[512];
+        a.x = REAL(x); a.n = n; a.p = p;
+        a.y = isNull(y) ? NULL : REAL(y); a.q = q;
+        a.rows = isNull(rows) ? NULL : INTEGER(rows); a.nobs = nobs;
+        a.method = m;
+        a.pairwise = u == USE_PAIRWISE;
+        a.single = o.single;
+        a.flags_out = flags;
+        status = gpucor_cuda_cor(&a, &sink, &host, msg, sizeof msg);
         if (status != GPUCOR_OK) {
             UNPROTECT(nprot);
-            gpucor_raise_msg(status, "gpu_cor", pb.msg);
+            gpucor_raise_msg(status, "gpu_cor", msg);
         }
         /* pairwise, the warning comes from the pairs; otherwise from stats'
          * rule on the columns */
-        sd0 = pb.pairwise ? pb.sd0
-                          : cpu_sd0_rule(flags, p, isNull(y) ? NULL : flags + p, q);
-        gpucor_set_timing(ans, gpu, pb.host.seconds);
+        sd0 = a.pairwise ? a.sd0
+                         : cpu_sd0_rule(flags, p, isNull(y) ? NULL : flags + p, q);
+        gpucor_set_timing(ans, &o, host.seconds);
 #else
         error("gpu_cor: gpucor was built without CUDA");
 #endif
@@ -91,17 +83,15 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows,
         pb.nobs = nobs;
         pb.method = m;
         pb.use = u;
-        pb.out_kind = OUT_MATRIX;
-        pb.out = REAL(ans);
-        pb.nthreads = gpucor_nthreads(threads);
-        pb.interrupted = gpucor_interrupted;
+        pb.sink = &sink;
+        pb.host = &host;
         status = cpu_cor_run(&pb);
         if (status != GPUCOR_OK) {
             UNPROTECT(nprot);
             gpucor_raise(status, "gpu_cor");
         }
         sd0 = pb.sd0;
-        gpucor_set_threads(ans, gpu, pb.threads_used);
+        gpucor_set_threads(ans, &o, pb.threads_used);
     }
     if (sd0) setAttrib(ans, install("sd0"), ScalarLogical(TRUE));
     UNPROTECT(nprot);

@@ -49,8 +49,8 @@ static int cor_method_of(int m)
 /* Correlation distances on the CPU: rows of x are the variables, so they
  * are copied into contiguous columns for the correlation engine. */
 static int cpu_cor_dist(const double *x, size_t n, size_t p, int method,
-                        int anyna, double *out, int nthreads, int *sd0,
-                        int *threads_used)
+                        int anyna, const gc_sink *sink, const gc_host *host,
+                        int *sd0, int *threads_used)
 {
     double *xt = malloc((n * p ? n * p : 1) * sizeof(double));
     if (!xt) return GPUCOR_ERR_ALLOC;
@@ -62,12 +62,9 @@ static int cpu_cor_dist(const double *x, size_t n, size_t p, int method,
     pb.method = cor_method_of(method);
     pb.cosine = method == DIST_COSINE;
     pb.use = anyna ? USE_PAIRWISE : USE_EVERYTHING;
-    pb.out_kind = OUT_DIST;
-    pb.dist_transform = method == DIST_ABSCORRELATION ? DIST_ONE_MINUS_ABS
-                                                      : DIST_ONE_MINUS;
-    pb.out = out;
-    pb.nthreads = nthreads;
-    pb.interrupted = gpucor_interrupted;
+    pb.dist_rules = 1;
+    pb.sink = sink;
+    pb.host = host;
     int status = cpu_cor_run(&pb);
     *sd0 = pb.sd0;
     *threads_used = pb.threads_used;
@@ -76,7 +73,7 @@ static int cpu_cor_dist(const double *x, size_t n, size_t p, int method,
 }
 
 
-SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP threads, SEXP gpu)
+SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts)
 {
     if (TYPEOF(x) != REALSXP || !isMatrix(x))
         error("'x' must be a double matrix");
@@ -85,67 +82,49 @@ SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP threads, SEXP gpu)
     double pw = asReal(power);
     if (m == DIST_MINKOWSKI && (!R_FINITE(pw) || pw <= 0))
         error("distance(): invalid p");
-    int single, progress;
-    double mem_cap;
-    size_t slab;
-    int use_gpu = gpucor_gpu_opts(gpu, &single, &mem_cap, &slab, &progress);
+    gc_opts o;
+    gpucor_opts(opts, &o);
     size_t n = (size_t) nrows(x), p = (size_t) ncols(x);
-    R_xlen_t len = (R_xlen_t) (n * (n - (n > 0)) / 2);
-    int nt = gpucor_nthreads(threads), used = 1;
+    int used = 1;
     int anyna = m > DIST_MINKOWSKI ? any_nan(REAL(x), n * p) : 0;
 
-    SEXP ans = PROTECT(allocVector(REALSXP, len));
+    SEXP ans = PROTECT(allocVector(REALSXP, (R_xlen_t) dist_len(n)));
     int status = GPUCOR_OK, flag = 0;
     if (p == 0) {   /* no coordinate observed: stats gives NA for every metric */
-        for (R_xlen_t k = 0; k < len; k++) REAL(ans)[k] = NA_REAL;
+        for (R_xlen_t k = 0; k < XLENGTH(ans); k++) REAL(ans)[k] = NA_REAL;
         UNPROTECT(1);
         return ans;
     }
-    const char *gmsg = NULL;
-#ifdef GPUCOR_CUDA
-    gpu_cor_problem cpb;
-    gpu_dist_problem dpb;
+    /* a correlation distance is 1 - r, or 1 - |r| */
+    gc_sink sink = {SINK_DIST,
+                    m <= DIST_MINKOWSKI ? EPI_IDENTITY
+                    : m == DIST_ABSCORRELATION ? EPI_ONE_MINUS_ABS : EPI_ONE_MINUS,
+                    0, n, n, REAL(ans), o.nthreads};
     gpucor_progress pr;
-    gpu_host host;
-    memset(&host, 0, sizeof host);
-    gpucor_progress_init(&pr, progress);
-    host.interrupted = gpucor_interrupted;
-    host.progress = gpucor_progress_update;
-    host.progress_ctx = &pr;
-    host.nthreads = nt;
-    host.mem_cap = mem_cap;
-    host.slab_cols = slab;
-#endif
+    gc_host host;
+    gpucor_host_init(&host, &o, &pr);
+    char msg[512] = "";
     /* a correlation needs two coordinates; a cosine one */
-    if (use_gpu && n >= 2 && (m <= DIST_MINKOWSKI || p >= (m == DIST_COSINE ? 1u : 2u))) {
+    if (o.gpu && n >= 2 && (m <= DIST_MINKOWSKI || p >= (m == DIST_COSINE ? 1u : 2u))) {
 #ifdef GPUCOR_CUDA
         if (m <= DIST_MINKOWSKI) {
-            memset(&dpb, 0, sizeof dpb);
-            dpb.x = REAL(x); dpb.n = n; dpb.p = p;
-            dpb.method = m; dpb.power = pw; dpb.single = single;
-            dpb.out = REAL(ans);
-            dpb.host = host;
-            status = gpucor_cuda_dist(&dpb);
-            gmsg = dpb.msg;
-            if (status == GPUCOR_OK) gpucor_set_timing(ans, gpu, dpb.host.seconds);
+            gpu_dist_args a = {REAL(x), n, p, m, pw, o.single};
+            status = gpucor_cuda_dist(&a, &sink, &host, msg, sizeof msg);
             if (m == DIST_BINARY) flag = binary_nonfinite(REAL(x), n, p);
         } else {
-            memset(&cpb, 0, sizeof cpb);
-            cpb.x = REAL(x); cpb.n = n; cpb.p = p;
-            cpb.method = cor_method_of(m);
-            cpb.cosine = m == DIST_COSINE;
-            cpb.pairwise = anyna;   /* rows with NA: pairwise, as on the CPU */
-            cpb.single = single;
-            cpb.out_kind = 1;
-            cpb.dist_transform = m == DIST_ABSCORRELATION;
-            cpb.dist_rows = 1;
-            cpb.out = REAL(ans);
-            cpb.host = host;
-            status = gpucor_cuda_cor(&cpb);
-            gmsg = cpb.msg;
-            flag = cpb.sd0;
-            if (status == GPUCOR_OK) gpucor_set_timing(ans, gpu, cpb.host.seconds);
+            gpu_cor_args a;
+            memset(&a, 0, sizeof a);
+            a.x = REAL(x); a.n = n; a.p = p;
+            a.method = cor_method_of(m);
+            a.cosine = m == DIST_COSINE;
+            a.pairwise = anyna;   /* rows with NA: pairwise, as on the CPU */
+            a.single = o.single;
+            a.rows_are_items = 1;
+            a.dist_rules = 1;
+            status = gpucor_cuda_cor(&a, &sink, &host, msg, sizeof msg);
+            flag = a.sd0;
         }
+        if (status == GPUCOR_OK) gpucor_set_timing(ans, &o, host.seconds);
 #else
         error("gpu_dist: gpucor was built without CUDA");
 #endif
@@ -153,19 +132,17 @@ SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP threads, SEXP gpu)
         dist_problem pb = {0};
         pb.x = REAL(x); pb.n = n; pb.p = p;
         pb.method = m; pb.power = pw;
-        pb.out = REAL(ans);
-        pb.nthreads = nt;
-        pb.interrupted = gpucor_interrupted;
+        pb.sink = &sink;
+        pb.host = &host;
         status = cpu_dist_run(&pb);
         flag = pb.nonfinite_binary;
         used = pb.threads_used;
     } else {
-        status = cpu_cor_dist(REAL(x), n, p, m, anyna, REAL(ans), nt, &flag,
-                              &used);
+        status = cpu_cor_dist(REAL(x), n, p, m, anyna, &sink, &host, &flag, &used);
     }
     if (status != GPUCOR_OK) {
         UNPROTECT(1);
-        gpucor_raise_msg(status, "gpu_dist", gmsg);
+        gpucor_raise_msg(status, "gpu_dist", msg);
     }
     /* With NA the correlation distances are 1 - cor(t(x), use =
      * "pairwise.complete.obs"), whose diagonal -- not in a 'dist' -- also
@@ -179,7 +156,7 @@ SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP threads, SEXP gpu)
         }
         flag = s;
     }
-    if (!use_gpu) gpucor_set_threads(ans, gpu, used);
+    if (!o.gpu) gpucor_set_threads(ans, &o, used);
     if (flag)
         setAttrib(ans, install(m == DIST_BINARY ? "nonfinite" : "sd0"),
                   ScalarLogical(TRUE));

@@ -7,9 +7,8 @@
 #include "gpucor.h"
 #include "status.h"
 
-SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows,
-                SEXP threads, SEXP gpu);
-SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP threads, SEXP gpu);
+SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts);
+SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts);
 SEXP gpucor_gpu_info(void);
 SEXP gpucor_max_threads(void);
 SEXP gpucor_gpu_release(void);
@@ -39,8 +38,8 @@ double gpucor_na_real;
 #define CALLDEF(name, n) {#name, (DL_FUNC) &name, n}
 
 static const R_CallMethodDef callMethods[] = {
-    CALLDEF(gpucor_cor, 7),
-    CALLDEF(gpucor_dist, 5),
+    CALLDEF(gpucor_cor, 6),
+    CALLDEF(gpucor_dist, 4),
     CALLDEF(gpucor_gpu_info, 0),
     CALLDEF(gpucor_max_threads, 0),
     CALLDEF(gpucor_gpu_release, 0),

@@ -2,6 +2,7 @@
 #ifndef GPUCOR_STATUS_H
 #define GPUCOR_STATUS_H
 #include <Rinternals.h>
+#include "engine/engine.h"
 
 int gpucor_interrupted(void);
 /* Raises the R condition for a non-OK status; call after freeing. */
@@ -12,18 +13,18 @@ void gpucor_raise_msg(int status, const char *what, const char *msg);
 typedef struct { int show, shown; double start; } gpucor_progress;
 void gpucor_progress_init(gpucor_progress *pr, int show);
 void gpucor_progress_update(void *ctx, double frac);
-/* With option gpucor.profile, attach the GPU pipeline's stage times
- * (wait for GPU, copy into R memory, pipeline total) as attribute "timing". */
-void gpucor_set_timing(SEXP ans, SEXP opts, const double *seconds);
 /* threads.c: the thread count an engine call gets (1 in a forked child),
  * and the pthread_atfork registration R_init_gpucor makes. */
-int gpucor_nthreads(SEXP threads);
+int gpucor_nthreads(int requested);
 int gpucor_forked_child(void);
 void gpucor_threads_init(void);
-/* With option gpucor.profile, attach the CPU engine's team size as
- * attribute "threads" (the thread-limit tests read it). */
-void gpucor_set_threads(SEXP ans, SEXP opts, int threads);
-/* Unpacks the 'gpu' options vector; returns use_gpu. */
-int gpucor_gpu_opts(SEXP opts, int *single, double *mem_cap, size_t *slab,
-                    int *progress);
+/* options.c: the engine options from R's named list (.engine_opts()), and
+ * the host hooks of an engine call (pr is the progress bar they drive). */
+void gpucor_opts(SEXP list, gc_opts *o);
+void gpucor_host_init(gc_host *h, const gc_opts *o, gpucor_progress *pr);
+/* With option gpucor.profile: the GPU's stage times (waiting for the
+ * device, committing into R memory, total) as attribute "timing", and the
+ * CPU engine's team size as attribute "threads" (the thread tests read it). */
+void gpucor_set_timing(SEXP ans, const gc_opts *o, const double *seconds);
+void gpucor_set_threads(SEXP ans, const gc_opts *o, int threads);
 #endif

@@ -44,9 +44,8 @@ int gpucor_forked_child(void)
     return in_forked_child;
 }
 
-int gpucor_nthreads(SEXP threads)
+int gpucor_nthreads(int nt)
 {
-    int nt = asInteger(threads);
     if (nt == NA_INTEGER || nt < 1) nt = 1;
     return in_forked_child ? 1 : nt;
 }

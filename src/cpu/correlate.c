@@ -8,9 +8,9 @@
  * use = "pairwise.complete.obs" the pairs that involve a column with NA are
  * recomputed exactly over their shared rows; pairs of complete columns keep
  * the fast path, centred with the mean stats' pairwise code gives them.
- * emit() writes each tile straight into its final place: both triangles of
- * the p x q matrix, or the packed lower triangle of a 'dist' (no p x p
- * intermediate).
+ * fill() is the producer: each tile leaves it with stats' rules applied
+ * (NA, zero sd, the clamp, the unit diagonal), and the sink puts it in its
+ * final place with the epilogue (a p x q matrix, or 1 - r in a 'dist').
  */
 #include <math.h>
 #include <stdlib.h>
@@ -62,6 +62,21 @@ static double exact_pair(cor_ctx *c, size_t i, size_t j, void *scratch)
     return r;
 }
 
+/* Final value of pair (i, j) from its raw entry, with stats' rules. */
+static inline double pair_value(cor_ctx *c, size_t i, size_t j, double v)
+{
+    unsigned f = c->fx[i] | c->fy[j];
+    if (f & COL_HAS_NA)
+        return c->pairwise ? v : gpucor_na_real;
+    int per_pair = c->pairwise || c->pb->dist_rules;
+    unsigned zero = per_pair ? COL_ZERO_SD : cpu_zero_sd_flags(!c->symmetric);
+    if (f & zero) {
+        if (per_pair) note_sd0(c);
+        return gpucor_na_real;
+    }
+    return v >= 1.0 ? 1.0 : (v <= -1.0 ? -1.0 : v);
+}
+
 static void fill(void *ctx, size_t i0, size_t ni, size_t j0, size_t nj,
                  double *tile, void *scratch)
 {
@@ -75,67 +90,22 @@ static void fill(void *ctx, size_t i0, size_t ni, size_t j0, size_t nj,
         size_t j = j0 + b;
         for (size_t a = 0; a < ni; a++) {
             size_t i = i0 + a;
-            if (c->symmetric && j > i) continue;   /* mirrored by emit */
+            if (c->symmetric && j > i) continue;   /* mirrored by the sink */
+            double *r = tile + a + b * ni;
             unsigned f = c->fx[i] | c->fy[j];
             if (c->pairwise && (f & COL_HAS_NA))
-                tile[a + b * ni] = exact_pair(c, i, j, scratch);
+                *r = exact_pair(c, i, j, scratch);
             else if (kendall && !f) {
                 int sd0 = 0;
-                tile[a + b * ni] = cpu_kendall_dense(c->dx + i * pb->nobs,
-                                                     c->dy + j * pb->nobs,
-                                                     pb->nobs, scratch, &sd0);
+                *r = cpu_kendall_dense(c->dx + i * pb->nobs, c->dy + j * pb->nobs,
+                                       pb->nobs, scratch, &sd0);
             }
-        }
-    }
-}
-
-/* Final value of pair (i, j) from its tile entry, with stats' rules. */
-static inline double pair_value(cor_ctx *c, size_t i, size_t j, double v)
-{
-    unsigned f = c->fx[i] | c->fy[j];
-    if (f & COL_HAS_NA)
-        return c->pairwise ? v : gpucor_na_real;
-    unsigned zero = !c->pairwise && c->pb->out_kind == OUT_MATRIX
-                        ? cpu_zero_sd_flags(!c->symmetric) : COL_ZERO_SD;
-    if (f & zero) {
-        if (c->pairwise || c->pb->out_kind == OUT_DIST) note_sd0(c);
-        return gpucor_na_real;
-    }
-    return v >= 1.0 ? 1.0 : (v <= -1.0 ? -1.0 : v);
-}
-
-static void emit(void *ctx, size_t i0, size_t ni, size_t j0, size_t nj,
-                 const double *tile)
-{
-    cor_ctx *c = ctx;
-    cor_problem *pb = c->pb;
-    if (pb->out_kind == OUT_DIST) {
-        size_t n = pb->p;
-        for (size_t b = 0; b < nj; b++) {
-            size_t j = j0 + b;
-            /* dist order: column j of the lower triangle starts at
-             * n*j - j*(j+1)/2, and holds rows j+1 .. n-1 */
-            size_t base = n * j - j * (j + 1) / 2 - j - 1;
-            for (size_t a = 0; a < ni; a++) {
-                size_t i = i0 + a;
-                if (i <= j) continue;
-                double r = pair_value(c, i, j, tile[a + b * ni]);
-                pb->out[base + i] = pb->dist_transform == DIST_ONE_MINUS_ABS
-                                        ? 1.0 - fabs(r) : 1.0 - r;
+            /* a distance has no diagonal; cor()'s is 1 outside pairwise mode */
+            if (c->symmetric && i == j) {
+                if (pb->dist_rules) continue;
+                if (!c->pairwise) { *r = 1.0; continue; }
             }
-        }
-        return;
-    }
-    size_t p = pb->p;
-    for (size_t b = 0; b < nj; b++) {
-        size_t j = j0 + b;
-        for (size_t a = 0; a < ni; a++) {
-            size_t i = i0 + a;
-            if (c->symmetric && j > i) continue;
-            double r = pair_value(c, i, j, tile[a + b * ni]);
-            if (c->symmetric && i == j && !c->pairwise) r = 1.0;
-            pb->out[i + j * p] = r;
-            if (c->symmetric) pb->out[j + i * p] = r;
+            *r = pair_value(c, i, j, *r);
         }
     }
 }
@@ -206,11 +176,10 @@ static int prepare_kendall(const double *x, size_t p, size_t ldx,
     return failed ? GPUCOR_ERR_ALLOC : GPUCOR_OK;
 }
 
-static void fill_na(cor_problem *pb)
+static void fill_na(const gc_sink *sink)
 {
-    size_t len = pb->out_kind == OUT_DIST ? pb->p * (pb->p - 1) / 2
-                                          : pb->p * (pb->y ? pb->q : pb->p);
-    for (size_t k = 0; k < len; k++) pb->out[k] = gpucor_na_real;
+    size_t len = gc_sink_len(sink);
+    for (size_t k = 0; k < len; k++) sink->out[k] = gpucor_na_real;
 }
 
 int cpu_cor_run(cor_problem *pb)
@@ -230,7 +199,7 @@ int cpu_cor_run(cor_problem *pb)
     if (pb->p == 0 || q == 0) return GPUCOR_OK;
     /* stats: fewer than two observations give NA throughout, silently; the
      * cosine of two one-coordinate vectors is their product's sign */
-    if (pb->nobs < (pb->cosine ? 1u : 2u)) { fill_na(pb); return GPUCOR_OK; }
+    if (pb->nobs < (pb->cosine ? 1u : 2u)) { fill_na(pb->sink); return GPUCOR_OK; }
 
     fx = malloc(pb->p);
     fy = pb->y ? malloc(q) : fx;
@@ -241,10 +210,10 @@ int cpu_cor_run(cor_problem *pb)
         dy = pb->y ? malloc(q * pb->nobs * sizeof(int)) : dx;
         if (!dx || !dy) { status = GPUCOR_ERR_ALLOC; goto cleanup; }
         status = prepare_kendall(pb->x, pb->p, pb->ldx, pb->rows, pb->nobs, dx,
-                                 fx, pb->nthreads);
+                                 fx, pb->host->nthreads);
         if (status == GPUCOR_OK && pb->y)
             status = prepare_kendall(pb->y, q, pb->ldy, pb->rows, pb->nobs, dy,
-                                     fy, pb->nthreads);
+                                     fy, pb->host->nthreads);
     } else {
         zx = malloc(pb->p * ld * sizeof(double));
         zy = pb->y ? malloc(q * ld * sizeof(double)) : zx;
@@ -257,11 +226,11 @@ int cpu_cor_run(cor_problem *pb)
                       : (pairwise && !rank) ? MEAN_PAIRWISE : MEAN_R_TWO_PASS;
         status = cpu_standardize(pb->x, pb->n, pb->p, pb->ldx, 1, pb->rows,
                                  pb->nobs, rank, mean_kind, zx, ld, fx,
-                                 pb->nthreads);
+                                 pb->host->nthreads);
         if (status == GPUCOR_OK && pb->y)
             status = cpu_standardize(pb->y, pb->n, q, pb->ldy, 1, pb->rows,
                                      pb->nobs, rank, mean_kind, zy, ld, fy,
-                                     pb->nthreads);
+                                     pb->host->nthreads);
     }
     if (status != GPUCOR_OK) goto cleanup;
 
@@ -278,12 +247,11 @@ int cpu_cor_run(cor_problem *pb)
     size_t n = pb->n;
     size_t scratch = kendall ? (6 * n + 2) * sizeof(int)
                              : (pairwise ? 4 * n * sizeof(double) + 2 * n * sizeof(size_t) : 0);
-    status = cpu_tiles_run(pb->p, q, c.symmetric,
-                           kendall ? TILE_KENDALL : TILE_DOT, fill, &c,
-                           scratch, emit, &c, pb->nthreads, pb->interrupted,
-                           &pb->threads_used);
+    size_t tile = pb->host->tile ? pb->host->tile : kendall ? TILE_KENDALL : TILE_DOT;
+    status = cpu_tiles_run(pb->p, q, c.symmetric, tile, fill, &c, scratch,
+                           pb->sink, pb->host, &pb->threads_used);
     if (status != GPUCOR_OK) goto cleanup;
-    pb->sd0 = (pairwise || pb->out_kind == OUT_DIST)
+    pb->sd0 = (pairwise || pb->dist_rules)
                   ? c.sd0 : cpu_sd0_rule(fx, pb->p, pb->y ? fy : NULL, q);
 
 cleanup:

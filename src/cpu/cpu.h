@@ -10,16 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "../gpucor.h"
-
-/* Per-column flags (bit set). */
-#define COL_HAS_NA  1u   /* a NaN/NA among the rows used */
-#define COL_ZERO_SD 2u   /* zero spread: every used value equal (or < 2 values) */
-/* stats' cor() outside pairwise mode keeps the spread in a double, so a
- * column whose spread underflows one has "zero sd" there -- by two rules:
- * without y it stores the variance (cov_complete1, cov_na_1), with y the
- * standard deviation (COV_SDEV of cov_complete2, cov_na_2). */
-#define COL_VAR_UNDERFLOW 4u   /* (double) variance == 0 */
-#define COL_SD_UNDERFLOW  8u   /* (double) sqrtl(variance) == 0 */
+#include "../engine/engine.h"
 
 /* The flags that make a column's sd zero in stats' cor() outside pairwise
  * mode: x against itself (no y) or against y. */
@@ -31,20 +22,17 @@ static inline unsigned cpu_zero_sd_flags(int with_y)
 /* ---- the generic tile driver (tiles.c) ------------------------------------
  * Output is a p x q grid of pairs (i, j); with 'symmetric' only the tiles on
  * or below the diagonal (j-block <= i-block) are visited.  For each tile the
- * driver calls fill() into a thread-private buffer (ni x nj, column-major,
- * leading dimension ni) and then emit(), which stores the tile in its final
- * place (a full matrix, a packed 'dist' vector, ...).  'scratch' is a
- * thread-private workspace of scratch_bytes.  *team (may be NULL) gets the
- * number of threads that ran. */
+ * driver calls the producer's fill() into a thread-private buffer (ni x nj,
+ * column-major, leading dimension ni): the canonical tile of engine.h, with
+ * stats' rules applied.  The sink then takes it (gc_sink_emit).  'scratch'
+ * is a thread-private workspace of scratch_bytes.  *team (may be NULL) gets
+ * the number of threads that ran. */
 typedef void (*tile_fill_fn)(void *ctx, size_t i0, size_t ni, size_t j0,
                              size_t nj, double *tile, void *scratch);
-typedef void (*tile_emit_fn)(void *ctx, size_t i0, size_t ni, size_t j0,
-                             size_t nj, const double *tile);
 
 int cpu_tiles_run(size_t p, size_t q, int symmetric, size_t tile,
                   tile_fill_fn fill, void *fill_ctx, size_t scratch_bytes,
-                  tile_emit_fn emit, void *emit_ctx, int nthreads,
-                  gpucor_interrupt_fn interrupted, int *team);
+                  const gc_sink *sink, const gc_host *host, int *team);
 
 /* ---- ranking (rank.c) ---------------------------------------------------- */
 /* Mid-ranks of x[0..n-1] (ties averaged, as rank(ties.method = "average")),
@@ -107,9 +95,6 @@ void cpu_dense_rank(const double *x, size_t n, int *out, size_t *idx,
 
 
 /* ---- correlation matrices and correlation distances (correlate.c) -------- */
-enum { OUT_MATRIX = 0, OUT_DIST = 1 };
-enum { DIST_ONE_MINUS = 0, DIST_ONE_MINUS_ABS = 1 };
-
 typedef struct {
     const double *x;  size_t p, ldx;   /* columns are variables, contiguous */
     const double *y;  size_t q, ldy;   /* y == NULL: x against itself */
@@ -118,11 +103,11 @@ typedef struct {
     int method;                        /* COR_* */
     int use;                           /* USE_* */
     int cosine;                        /* uncentred (cosine similarity) */
-    int out_kind;                      /* OUT_MATRIX (p x q) or OUT_DIST */
-    int dist_transform;                /* DIST_ONE_MINUS / _ABS */
-    double *out;
-    int nthreads;
-    gpucor_interrupt_fn interrupted;
+    int dist_rules;                    /* stats' rules of 1 - cor(t(x)) (a
+                                          distance): the zero-sd warning per
+                                          pair i > j, not cor()'s column rule */
+    const gc_sink *sink;               /* where the tiles go */
+    const gc_host *host;               /* threads, interrupts, tile size */
     int sd0;                           /* out: "the standard deviation is zero" */
     int threads_used;                  /* out: the tile driver's team size */
 } cor_problem;
@@ -148,9 +133,8 @@ typedef struct {
     const double *x;  size_t n, p;     /* n x p, column-major, as R stores it */
     int method;                        /* DIST_EUCLIDEAN .. DIST_MINKOWSKI */
     double power;                      /* minkowski's p */
-    double *out;                       /* n(n-1)/2, dist order */
-    int nthreads;
-    gpucor_interrupt_fn interrupted;
+    const gc_sink *sink;               /* a 'dist' of n items */
+    const gc_host *host;
     int nonfinite_binary;              /* out: binary met Inf (stats warns) */
     int threads_used;                  /* out: the tile driver's team size */
 } dist_problem;

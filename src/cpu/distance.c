@@ -1,6 +1,6 @@
 /*
- * distance.c -- stats::dist()'s six metrics between the rows of x, written
- * straight into the packed lower triangle ('dist' order).
+ * distance.c -- stats::dist()'s six metrics between the rows of x: the
+ * producer of distance tiles (pairs i > j) for the 'dist' sink.
  *
  * The rows are first copied into a row-major, zero-padded buffer so every
  * row is one contiguous vector.  A metric is a small op on the difference of
@@ -225,21 +225,6 @@ static void fill(void *ctx, size_t i0, size_t ni, size_t j0, size_t nj,
     }
 }
 
-static void emit(void *ctx, size_t i0, size_t ni, size_t j0, size_t nj,
-                 const double *tile)
-{
-    dist_ctx *c = ctx;
-    size_t n = c->pb->n;
-    for (size_t b = 0; b < nj; b++) {
-        size_t j = j0 + b;
-        double *dst = c->pb->out + (n * j - j * (j + 1) / 2 - j - 1);
-        for (size_t a = 0; a < ni; a++) {
-            size_t i = i0 + a;
-            if (i > j) dst[i] = tile[a + b * ni];
-        }
-    }
-}
-
 int cpu_dist_run(dist_problem *pb)
 {
     pb->nonfinite_binary = 0;
@@ -252,7 +237,7 @@ int cpu_dist_run(dist_problem *pb)
     int status = GPUCOR_OK;
     if (!xt || !finite) { status = GPUCOR_ERR_ALLOC; goto cleanup; }
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(pb->nthreads) schedule(static)
+#pragma omp parallel for num_threads(pb->host->nthreads) schedule(static)
 #endif
     for (size_t i = 0; i < n; i++) {
         double *row = xt + i * ld;
@@ -265,8 +250,8 @@ int cpu_dist_run(dist_problem *pb)
         finite[i] = fin;
     }
     dist_ctx c = {pb, xt, ld, finite, 0};
-    status = cpu_tiles_run(n, n, 1, TILE_DIST, fill, &c, 0, emit, &c,
-                           pb->nthreads, pb->interrupted, &pb->threads_used);
+    status = cpu_tiles_run(n, n, 1, pb->host->tile ? pb->host->tile : TILE_DIST,
+                           fill, &c, 0, pb->sink, pb->host, &pb->threads_used);
     pb->nonfinite_binary = c.nonfinite;
 cleanup:
     free(xt);

@@ -5,7 +5,8 @@
  * NA pairs take the exact per-pair path).  Only the master thread polls for
  * interrupts, because R's event loop may be entered from the main thread
  * only; the other threads see the shared 'stop' flag and skip the remaining
- * tiles, so an interrupt returns within about one tile's time.
+ * tiles, so an interrupt returns within about one tile's time.  Each
+ * tile goes from the producer's fill() to the sink (engine/sink*.c).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -16,16 +17,19 @@
 
 int cpu_tiles_run(size_t p, size_t q, int symmetric, size_t tile,
                   tile_fill_fn fill, void *fill_ctx, size_t scratch_bytes,
-                  tile_emit_fn emit, void *emit_ctx, int nthreads,
-                  gpucor_interrupt_fn interrupted, int *team)
+                  const gc_sink *sink, const gc_host *host, int *team)
 {
+    int nthreads = host->nthreads;
+    gpucor_interrupt_fn interrupted = host->interrupted;
+    if (team) *team = 1;
     if (p == 0 || q == 0) return GPUCOR_OK;
+    if (tile < 1) tile = 1;
     size_t nbi = (p + tile - 1) / tile, nbj = (q + tile - 1) / tile;
     size_t ntiles = symmetric ? nbi * (nbi + 1) / 2 : nbi * nbj;
     int stop = 0, failed = 0;
     if (nthreads < 1) nthreads = 1;
     if ((size_t) nthreads > ntiles) nthreads = (int) ntiles;
-    if (team) *team = 1;
+    gc_sink_begin(sink);
 
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nthreads)
@@ -82,7 +86,8 @@ int cpu_tiles_run(size_t p, size_t q, int symmetric, size_t tile,
             size_t ni = p - i0 < tile ? p - i0 : tile;
             size_t nj = q - j0 < tile ? q - j0 : tile;
             fill(fill_ctx, i0, ni, j0, nj, buf, scratch);
-            emit(emit_ctx, i0, ni, j0, nj, buf);
+            gc_tile tl = {i0, ni, j0, nj, buf, ni, 0, 1.0};
+            gc_sink_emit(sink, &tl);
         }
         free(buf);
         free(scratch);

@@ -2,12 +2,13 @@
  * cor.cu -- correlation matrices and correlation distances on the GPU.
  *
  * The columns are uploaded once, ranked (Spearman) and standardized on the
- * device, then the result is produced slab by slab through the output
- * pipeline: a slab is the product Z^T Z[, j0:j1] from cuBLAS (DGEMM or
- * SGEMM), fixed up in place (NA and zero-sd flags, clamping to [-1, 1], the
- * unit diagonal) for a matrix, or packed into 'dist' order with 1 - r for a
- * distance.  Slab widths come from the device memory budget, so results
- * far larger than the GPU memory are produced in pieces.  Kendall and
+ * device, then the result is produced panel by panel through the sink
+ * (run.cuh): a panel is the product Z^T Z[, j0:j1] from cuBLAS (DGEMM or
+ * SGEMM) -- all rows for a matrix, the rows i >= j0 for a 'dist' -- fixed
+ * up in place with stats' rules (NA and zero-sd flags, the clamp to
+ * [-1, 1], the unit diagonal of a matrix).  The sink packs a 'dist' with
+ * 1 - r.  Panel widths come from the device memory budget, so results far
+ * larger than the GPU memory are produced in pieces.  Kendall and
  * pairwise complete observations take the uploaded columns to their own
  * paths (kendall.cu, pairwise.cu).
  */
@@ -39,42 +40,27 @@ __device__ static inline T fix(T r, unsigned f)
     return r >= (T) 1 ? (T) 1 : (r <= (T) -1 ? (T) -1 : r);
 }
 
-/* A p x w matrix slab, in place: flags, clamp, unit diagonal. */
+/* A panel in place (rows i0 .. i0 + rows - 1 of columns j0 .. j0 + w - 1,
+ * leading dimension ld): flags, clamp, the unit diagonal of a matrix; sd0
+ * (a distance's per-pair warning) for the pairs i > j. */
 template <typename T>
-__global__ static void fix_matrix(T *c, size_t p, size_t w, size_t j0,
-                                  const unsigned char *fx,
-                                  const unsigned char *fy, int symmetric)
+__global__ static void fix_panel(T *c, size_t i0, size_t rows, size_t ld,
+                                 size_t j0, size_t w, const unsigned char *fx,
+                                 const unsigned char *fy, int unit_diag,
+                                 int *sd0)
 {
     size_t k = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
-    if (k >= p * w) return;
-    size_t i = k % p, j = j0 + k / p;
-    T r = fix(c[k], fx[i] | fy[j]);
-    if (symmetric && i == j) r = (T) 1;
-    c[k] = r;
+    if (k >= rows * w) return;
+    size_t a = k % rows, b = k / rows, i = i0 + a, j = j0 + b;
+    T *e = c + a + b * ld;
+    unsigned f = fx[i] | fy[j];
+    if (sd0 && i > j && (f & COL_ZERO_SD)) *sd0 = 1;
+    T r = fix(*e, f);
+    if (unit_diag && i == j) r = (T) 1;
+    *e = r;
 }
 
-/* Pack rows i > j of the slab's columns j0 <= j < j1 (G is (v - j0) x w,
- * leading dimension v - j0) into 'dist' order starting at column j0. */
-template <typename T>
-__global__ static void pack_dist(const T *g, size_t v, size_t j0, size_t w,
-                                 const unsigned char *f, int transform,
-                                 T *out, int *sd0)
-{
-    size_t b = blockIdx.y;
-    size_t j = j0 + b;
-    size_t i = j + 1 + blockIdx.x * (size_t) blockDim.x + threadIdx.x;
-    if (b >= w || i >= v) return;
-    size_t ld = v - j0;
-    size_t off = dist_offset(v, j) - dist_offset(v, j0);
-    unsigned fl = f[i] | f[j];
-    T r = fix(g[(i - j0) + b * ld], fl);
-    if (fl & COL_ZERO_SD) *sd0 = 1;
-    /* NA is written as such: GPU arithmetic on NaN does not keep R's payload */
-    out[off + (i - j - 1)] = (fl & (COL_HAS_NA | COL_ZERO_SD)) ? na_value<T>()
-                             : transform ? (T) 1 - fabs(r) : (T) 1 - r;
-}
-
-/* Rows -> columns (dist_rows) and row subsets (complete modes). */
+/* Rows -> columns (rows_are_items) and row subsets (complete modes). */
 __global__ static void gather_rows(const double *x, size_t n, size_t p,
                                    const int *rows, size_t m, double *out)
 {
@@ -86,56 +72,54 @@ __global__ static void gather_rows(const double *x, size_t n, size_t p,
 
 template <typename T>
 struct cor_ctx {
+    const dev_problem *d;
     cublasHandle_t h;
     const T *zx, *zy;
     const unsigned char *fx, *fy;
-    size_t m, v, q, w, nslabs;
-    int symmetric, dist, transform;
-    T *g;          /* GEMM slab for dist */
+    size_t m, w;
+    T *buf;        /* the panel: v x w */
     int *sd0;      /* device flag */
 };
 
 template <typename T>
-static int produce(void *vctx, size_t s, void *dout, slab_info *info,
+static int produce(void *vctx, size_t j0, size_t j1, gc_tile *t,
                    cudaStream_t st, char *msg, size_t msgcap)
 {
     cor_ctx<T> *c = (cor_ctx<T> *) vctx;
+    const dev_problem *d = c->d;
     int status = GPUCOR_OK;
-    size_t j0 = s * c->w, w = c->w;
-    if (!c->dist) {
-        /* Every slab is one GEMM of the same shape: the last one is shifted
-         * left to end at column q and only its new columns are copied out.
+    size_t v = d->v, m = c->m;
+    if (!d->dist) {
+        /* Every panel is one GEMM of the same shape: the last one is shifted
+         * left to end at column q and only its new columns are kept.
          * cuBLAS then sums every entry in the same order, so entries (i, j)
-         * and (j, i) from different slabs are bitwise equal, and the
+         * and (j, i) from different panels are bitwise equal, and the
          * matrix is exactly symmetric as stats' is. */
-        size_t jc = j0 + w > c->q ? c->q - w : j0;
-        CUBLAS(gemm_tn(c->h, (int) c->v, (int) w, (int) c->m, c->zx, (int) c->m,
-                       c->zy + jc * c->m, (int) c->m, (T *) dout, (int) c->v));
-        size_t len = c->v * w;
-        fix_matrix<T><<<(unsigned) ((len + 255) / 256), 256, 0, st>>>(
-            (T *) dout, c->v, w, jc, c->fx, c->fy, c->symmetric);
-        LAUNCHED("fix_matrix");
-        info->dev_offset = (j0 - jc) * c->v;
-        info->count = len - info->dev_offset;
-        info->host_offset = j0 * c->v;
+        size_t w = c->w, jc = j0 + w > d->q ? d->q - w : j0;
+        CUBLAS(gemm_tn(c->h, (int) v, (int) w, (int) m, c->zx, (int) m,
+                       c->zy + jc * m, (int) m, c->buf, (int) v));
+        size_t len = v * w;
+        fix_panel<T><<<(unsigned) ((len + 255) / 256), 256, 0, st>>>(
+            c->buf, 0, v, v, jc, w, c->fx, c->fy, d->symmetric, NULL);
+        LAUNCHED("fix_panel");
+        gpucor_panel_tile(d, j0, j1, c->buf + (j0 - jc) * v, sizeof(T) == sizeof(float), t);
     } else {
-        size_t v = c->v;
-        if (j0 + w > v - 1) w = v - 1 - j0;   /* the last column has no pair */
-        size_t rows = v - j0;
-        CUBLAS(gemm_tn(c->h, (int) rows, (int) w, (int) c->m, c->zx + j0 * c->m,
-                       (int) c->m, c->zx + j0 * c->m, (int) c->m, c->g, (int) rows));
-        dim3 grid((unsigned) ((rows + 255) / 256), (unsigned) w);
-        pack_dist<T><<<grid, 256, 0, st>>>(c->g, v, j0, w, c->fx, c->transform,
-                                          (T *) dout, c->sd0);
-        LAUNCHED("pack_dist");
-        dist_slab(v, j0, j0 + w, info);
+        size_t w = j1 - j0, rows = v - j0;
+        CUBLAS(gemm_tn(c->h, (int) rows, (int) w, (int) m, c->zx + j0 * m,
+                       (int) m, c->zx + j0 * m, (int) m, c->buf, (int) rows));
+        size_t len = rows * w;
+        fix_panel<T><<<(unsigned) ((len + 255) / 256), 256, 0, st>>>(
+            c->buf, j0, rows, rows, j0, w, c->fx, c->fx, 0, c->sd0);
+        LAUNCHED("fix_panel");
+        gpucor_panel_tile(d, j0, j1, c->buf, sizeof(T) == sizeof(float), t);
     }
 cleanup:
     return status;
 }
 
 template <typename T>
-static int run(gpu_cor_problem *pb, char *msg, size_t msgcap)
+static int run(gpu_cor_args *pb, const gc_sink *sink, gc_host *host,
+               char *msg, size_t msgcap)
 {
     int status = GPUCOR_OK;
     gpucor_ctx *gc = NULL;
@@ -143,18 +127,18 @@ static int run(gpu_cor_problem *pb, char *msg, size_t msgcap)
     cublasHandle_t h = NULL;
     double *dx = NULL, *dy = NULL, *dtmp = NULL;
     int *drows = NULL, *dsd0 = NULL;
-    T *zx = NULL, *zy = NULL, *g = NULL;
+    T *zx = NULL, *zy = NULL, *buf = NULL;
     unsigned char *fx = NULL, *fy = NULL;
     int sd0 = 0;
     int symmetric = pb->y == NULL;
     dev_problem d;
     /* m observations of v variables (x) and q (y) */
     size_t m, v, q;
-    if (pb->dist_rows) { m = pb->p; v = pb->n; }
+    if (pb->rows_are_items) { m = pb->p; v = pb->n; }
     else { m = pb->rows ? pb->nobs : pb->n; v = pb->p; }
     q = symmetric ? v : pb->q;
 
-    status = gpucor_ctx_get(&gc, GPUCOR_SLAB_BYTES, msg, msgcap);
+    status = gpucor_ctx_get(&gc, GPUCOR_PANEL_BYTES, msg, msgcap);
     if (status != GPUCOR_OK) return status;
     st = gc->st;
     h = gc->h;
@@ -162,11 +146,11 @@ static int run(gpu_cor_problem *pb, char *msg, size_t msgcap)
     /* columns on the device, m x v (and m x q) */
     for (int side = 0; side < (symmetric ? 1 : 2); side++) {
         const double *src = side ? pb->y : pb->x;
-        size_t nc = side ? q : (pb->dist_rows ? pb->p : v);
+        size_t nc = side ? q : (pb->rows_are_items ? pb->p : v);
         double **dst = side ? &dy : &dx;
         size_t n = pb->n;
-        DALLOC(*dst, m * (pb->dist_rows ? pb->n : nc) * sizeof(double), "input columns");
-        if (pb->dist_rows) {
+        DALLOC(*dst, m * (pb->rows_are_items ? pb->n : nc) * sizeof(double), "input columns");
+        if (pb->rows_are_items) {
             /* upload the n x p matrix, transpose on the device to p x n */
             DALLOC(dtmp, n * pb->p * sizeof(double), "input");
             CU(cudaMemcpyAsync(dtmp, src, n * pb->p * sizeof(double),
@@ -204,13 +188,12 @@ static int run(gpu_cor_problem *pb, char *msg, size_t msgcap)
     d.x = dx; d.y = symmetric ? dx : dy;
     d.m = m; d.v = v; d.q = q;
     d.symmetric = symmetric;
-    d.dist = pb->out_kind == 1;
-    d.transform = pb->dist_transform;
+    d.dist = pb->dist_rules;
     d.method = pb->method;
     d.cosine = pb->cosine;
     d.pairwise = pb->pairwise;
-    d.host = &pb->host; d.gc = gc;
-    d.out = pb->out;
+    d.host = host; d.gc = gc;
+    d.sink = sink;
     d.flags_out = pb->flags_out;
     if ((pb->method == COR_KENDALL && !pb->cosine) || pb->pairwise) {
         /* Kendall (any use) and pairwise complete observations */
@@ -236,7 +219,7 @@ static int run(gpu_cor_problem *pb, char *msg, size_t msgcap)
     {
         /* stats' cor(), not a distance: its zero-sd rule for spreads
          * below the double range (see standardize.cu) */
-        int r_rule = pb->out_kind != 0 ? 0 : symmetric ? 1 : 2;
+        int r_rule = pb->dist_rules ? 0 : symmetric ? 1 : 2;
         status = gpucor_standardize<T>(dx, m, v, !pb->cosine, r_rule, zx, fx, st,
                                        msg, msgcap);
         if (status == GPUCOR_OK && !symmetric)
@@ -252,27 +235,21 @@ static int run(gpu_cor_problem *pb, char *msg, size_t msgcap)
 
     {
         cor_ctx<T> c;
+        c.d = &d;
         c.h = h; c.zx = zx; c.zy = symmetric ? zx : zy;
         c.fx = fx; c.fy = symmetric ? fx : fy;
-        c.m = m; c.v = v; c.q = q;
-        c.symmetric = symmetric;
-        c.dist = pb->out_kind == 1;
-        c.transform = pb->dist_transform;
-        c.g = NULL; c.sd0 = dsd0;
-        /* slabs: the output slab and, for a dist, the GEMM slab beside it */
-        slab_plan pl;
+        c.m = m;
+        c.sd0 = dsd0;
+        gc_plan pl;
         size_t used = m * (v + (symmetric ? 0 : q)) * sizeof(T);
-        status = gpucor_plan_slabs(&d, sizeof(T), c.dist ? v * sizeof(T) : 0, used,
-                                   (size_t) -1, &pl, msg, msgcap);
+        status = gpucor_plan_panels(&d, sizeof(T), 0, used, (size_t) -1, &pl, msg,
+                                    msgcap);
         if (status != GPUCOR_OK) goto cleanup;
         c.w = pl.w;
-        c.nslabs = pl.nslabs;
-        if (c.dist && c.nslabs) DALLOC(g, v * c.w * sizeof(T), "product slab");
-        c.g = g;
-        size_t max_count = v * c.w;
-        status = gpucor_pipeline(produce<T>, &c, c.nslabs, max_count,
-                                 sizeof(T) == sizeof(float), 1.0, pb->out, &pb->host,
-                                 gc, msg, msgcap);
+        if (pl.npanels) DALLOC(buf, v * c.w * sizeof(T), "product panel");
+        c.buf = buf;
+        status = gc_cuda_run(produce<T>, &c, &pl, sizeof(T) == sizeof(float), sink,
+                             host, gc, msg, msgcap);
         if (status != GPUCOR_OK) goto cleanup;
         CU(cudaMemcpy(&sd0, dsd0, sizeof(int), cudaMemcpyDeviceToHost));
         pb->sd0 = sd0;
@@ -286,16 +263,17 @@ static int run(gpu_cor_problem *pb, char *msg, size_t msgcap)
 cleanup:
     if (st) cudaStreamSynchronize(st);
     cudaFree(dx); cudaFree(dy); cudaFree(dtmp); cudaFree(drows); cudaFree(dsd0);
-    cudaFree(zx); cudaFree(zy); cudaFree(g); cudaFree(fx); cudaFree(fy);
+    cudaFree(zx); cudaFree(zy); cudaFree(buf); cudaFree(fx); cudaFree(fy);
     /* after a CUDA failure the cached context may be unusable: start over */
     if (status != GPUCOR_OK && status != GPUCOR_ERR_INTERRUPT) gpucor_ctx_drop();
     return status;
 }
 
-extern "C" int gpucor_cuda_cor(gpu_cor_problem *pb)
+extern "C" int gpucor_cuda_cor(gpu_cor_args *a, const gc_sink *sink,
+                               gc_host *host, char *msg, size_t msgcap)
 {
-    pb->msg[0] = '\0';
-    pb->sd0 = 0;
-    if (pb->single) return run<float>(pb, pb->msg, sizeof pb->msg);
-    return run<double>(pb, pb->msg, sizeof pb->msg);
+    msg[0] = '\0';
+    a->sd0 = 0;
+    if (a->single) return run<float>(a, sink, host, msg, msgcap);
+    return run<double>(a, sink, host, msg, msgcap);
 }

@@ -2,12 +2,13 @@
  * distance.cu -- stats::dist()'s six metrics on the GPU: one generic tiled
  * pairwise kernel, and a small op per metric (init / add / finish).
  *
- * A block computes a 64 x 64 tile of pairs (rows i of the slab's row range
+ * A block computes a 64 x 64 tile of pairs (rows i of the panel's row range
  * against its columns j), staging 16 coordinates of both row sets in shared
  * memory at a time; each of the 256 threads accumulates 4 x 4 pairs in
  * registers.  x stays in R's column-major layout, so the 64 rows of one
- * coordinate are contiguous and the tile loads are coalesced.  Pairs with
- * i > j are written straight into 'dist' order (no n x n buffer).
+ * coordinate are contiguous and the tile loads are coalesced.  The pairs
+ * i > j of the panel's columns j0 <= j < j1 go to its canonical tile (rows
+ * j0 .. n - 1), which the 'dist' sink packs (no n x n buffer).
  *
  * Two instantiations per metric: NA = false for data that is all finite
  * (padding coordinates are 0, which adds nothing), and NA = true with R's
@@ -19,10 +20,10 @@
  *
  * Single precision keeps float's speed without float's range: the data is
  * scaled by a power of two chosen per metric so that no sum can overflow
- * (sums of squares, of p-th powers, of differences), and the host copy-out
- * undoes the scale in double.  Power sums that come out so small that
+ * (sums of squares, of p-th powers, of differences), and the sink's
+ * commit undoes the scale in double (the tile's scale).  Power sums that come out so small that
  * terms may have underflowed (below 2^-100) are marked, and a second
- * kernel -- queued after every slab, returning at once when nothing was
+ * kernel -- queued after every panel, returning at once when nothing was
  * marked -- recomputes just those pairs from the same floats with double
  * accumulation.  So no distance that a double can hold becomes Inf or 0
  * for float's sake.  Data spanning more than float's range (after the
@@ -32,7 +33,7 @@
 #include <math.h>
 #include <float.h>
 #include <string.h>
-#include "pipeline.cuh"
+#include "run.cuh"
 #include "prep.cuh"
 
 #define BM 64
@@ -172,7 +173,7 @@ enum {
 };
 
 /* Bits of the float NaN that marks a pair for TILE_FIX (never seen by the
- * host: the fix-up runs before the slab is copied). */
+ * host: the fix-up runs before the panel is packed). */
 #define MARK_BITS 0x7fc01234u
 
 /* S: the data's type, T: the accumulators' (S widened to double in
@@ -219,12 +220,14 @@ dist_tile(const S *x, size_t n, int p, size_t j0, size_t j1, double power,
         }
         __syncthreads();
     }
-    size_t base0 = dist_offset(n, j0);
+    /* the panel's tile: rows j0 .. n - 1, pair (i, j) at off + i (unsigned
+     * arithmetic: i >= j0) */
+    size_t ld = n - j0;
 #pragma unroll
     for (int b = 0; b < 4; b++) {
         size_t j = jb + ty + 16 * b;
         if (j >= j1) continue;
-        size_t off = dist_offset(n, j) - base0 - j - 1;
+        size_t off = (j - j0) * ld - j0;
 #pragma unroll
         for (int a = 0; a < 4; a++) {
             size_t i = ib + tx + 16 * a;
@@ -296,7 +299,9 @@ struct dist_ctx {
     size_t n, w;
     int p, method, na;
     int fix;           /* single precision with a sum that may underflow */
-    int *flag;         /* device: a pair of this slab was marked */
+    int *flag;         /* device: a pair of this panel was marked */
+    void *buf;         /* the panel: (n - j0) x w of the output type */
+    double scale;      /* the tile's values times this are the distances */
     double power;      /* minkowski's p; canberra's threshold (op_canberra) */
 };
 
@@ -338,13 +343,12 @@ cleanup:
 }
 
 template <typename S>
-static int produce(void *vctx, size_t s, void *dout, slab_info *info,
+static int produce(void *vctx, size_t j0, size_t j1, gc_tile *t,
                    cudaStream_t st, char *msg, size_t msgcap)
 {
     dist_ctx<S> *c = (dist_ctx<S> *) vctx;
     int status = GPUCOR_OK;
-    size_t n = c->n, j0 = s * c->w, j1 = j0 + c->w;
-    if (j1 > n - 1) j1 = n - 1;
+    void *dout = c->buf;
     switch (c->method) {
     case DIST_EUCLIDEAN: status = launch<S, op_euclidean>(c, j0, j1, dout, st, msg, msgcap); break;
     case DIST_MAXIMUM:   status = launch<S, op_maximum>(c, j0, j1, dout, st, msg, msgcap); break;
@@ -353,7 +357,13 @@ static int produce(void *vctx, size_t s, void *dout, slab_info *info,
     case DIST_BINARY:    status = launch<S, op_binary>(c, j0, j1, dout, st, msg, msgcap); break;
     default:             status = launch<S, op_minkowski>(c, j0, j1, dout, st, msg, msgcap); break;
     }
-    if (status == GPUCOR_OK) dist_slab(n, j0, j1, info);
+    t->i0 = j0;
+    t->ni = t->ld = c->n - j0;
+    t->j0 = j0;
+    t->nj = j1 - j0;
+    t->val = c->buf;
+    t->is_float = sizeof(S) == sizeof(float);
+    t->scale = c->scale;
     return status;
 }
 
@@ -388,13 +398,15 @@ static int float_scale(double amax, double amin, size_t p, int method,
     return E;
 }
 
-static int run(gpu_dist_problem *pb, char *msg, size_t msgcap)
+static int run(const gpu_dist_args *pb, const gc_sink *sink, gc_host *host,
+               char *msg, size_t msgcap)
 {
     int status = GPUCOR_OK;
     gpucor_ctx *gc = NULL;
     cudaStream_t st = NULL;
     double *dx = NULL;
     float *fx = NULL;
+    void *buf = NULL;
     int *flag = NULL, hflag = 0, E = 0;
     unsigned long long *range = NULL, hrange[2] = {0, ~0ULL};
     size_t n = pb->n, len = pb->n * pb->p;
@@ -404,11 +416,11 @@ static int run(gpu_dist_problem *pb, char *msg, size_t msgcap)
     int single = pb->single && !(pb->method == DIST_MINKOWSKI && pb->power < 1);
     if (n < 2) return GPUCOR_OK;
 
-    status = gpucor_ctx_get(&gc, GPUCOR_SLAB_BYTES, msg, msgcap);
+    status = gpucor_ctx_get(&gc, GPUCOR_PANEL_BYTES, msg, msgcap);
     if (status != GPUCOR_OK) return status;
     st = gc->st;
     DALLOC(dx, len * sizeof(double), "input");
-    /* flag[0]: non-finite data; flag[1]: a pair marked in this slab; the
+    /* flag[0]: non-finite data; flag[1]: a pair marked in this panel; the
      * range after them (8-byte aligned) */
     DALLOC(flag, 4 * sizeof(unsigned long long), "flag");
     range = (unsigned long long *) flag + 1;
@@ -444,43 +456,31 @@ static int run(gpu_dist_problem *pb, char *msg, size_t msgcap)
         }
     }
     /* binary's warning about non-finite values is decided by the caller */
-    pb->nonfinite_binary = 0;
     {
         double power = pb->power;
         if (pb->method == DIST_CANBERRA) {
             power = single ? ldexp(DBL_MIN, -E) : DBL_MIN;
             if (single && power < FLT_MIN) power = 0;
         }
-        /* single precision: floats, the scale undone by the copy-out */
+        /* single precision: floats, the scale undone by the sink's commit */
         int scales = pb->method != DIST_CANBERRA && pb->method != DIST_BINARY;
         size_t osz = single ? sizeof(float) : sizeof(double);
-        size_t avail = gpucor_device_budget(&pb->host, len * osz);
-        size_t w = avail / (n * osz);
-        size_t cap = GPUCOR_SLAB_BYTES / (n * osz);
-        if (w > cap) w = cap;
-        if (w >= BN) w -= w % BN;   /* whole tiles per slab */
-        if (pb->host.slab_cols) w = pb->host.slab_cols < cap ? pb->host.slab_cols : cap;
-        if (w < 1) {
-            snprintf(msg, msgcap, "out of GPU memory: %.1f MiB free for a "
-                     "slab needing %.1f MiB", avail / 1048576.0,
-                     n * osz / 1048576.0);
-            status = GPUCOR_ERR_ALLOC;
-            goto cleanup;
-        }
-        if (w > n - 1) w = n - 1;
-        size_t nslabs = (n - 1 + w - 1) / w;
+        gc_plan pl;
+        status = gc_cuda_plan(sink, n - 1, n, osz, 0, len * osz, BN, (size_t) -1,
+                              host, &pl, msg, msgcap);
+        if (status != GPUCOR_OK) goto cleanup;
+        DALLOC(buf, n * pl.w * osz, "panel");
         if (single) {
             int fix = pb->method == DIST_EUCLIDEAN || pb->method == DIST_MINKOWSKI;
-            dist_ctx<float> c = {fx, n, w, (int) pb->p, pb->method, hflag != 0, fix,
-                                 flag + 1, power};
-            status = gpucor_pipeline(produce<float>, &c, nslabs, n * w, 1,
-                                     scales ? ldexp(1.0, E) : 1.0, pb->out,
-                                     &pb->host, gc, msg, msgcap);
+            dist_ctx<float> c = {fx, n, pl.w, (int) pb->p, pb->method, hflag != 0, fix,
+                                 flag + 1, buf, scales ? ldexp(1.0, E) : 1.0, power};
+            status = gc_cuda_run(produce<float>, &c, &pl, 1, sink, host, gc, msg,
+                                 msgcap);
         } else {
-            dist_ctx<double> c = {dx, n, w, (int) pb->p, pb->method, hflag != 0, 0,
-                                  flag + 1, power};
-            status = gpucor_pipeline(produce<double>, &c, nslabs, n * w, 0, 1.0,
-                                     pb->out, &pb->host, gc, msg, msgcap);
+            dist_ctx<double> c = {dx, n, pl.w, (int) pb->p, pb->method, hflag != 0, 0,
+                                  flag + 1, buf, 1.0, power};
+            status = gc_cuda_run(produce<double>, &c, &pl, 0, sink, host, gc, msg,
+                                 msgcap);
         }
     }
 
@@ -489,12 +489,14 @@ cleanup:
     cudaFree(dx);
     cudaFree(fx);
     cudaFree(flag);
+    cudaFree(buf);
     if (status != GPUCOR_OK && status != GPUCOR_ERR_INTERRUPT) gpucor_ctx_drop();
     return status;
 }
 
-extern "C" int gpucor_cuda_dist(gpu_dist_problem *pb)
+extern "C" int gpucor_cuda_dist(const gpu_dist_args *a, const gc_sink *sink,
+                                gc_host *host, char *msg, size_t msgcap)
 {
-    pb->msg[0] = '\0';
-    return run(pb, pb->msg, sizeof pb->msg);
+    msg[0] = '\0';
+    return run(a, sink, host, msg, msgcap);
 }

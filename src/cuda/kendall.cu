@@ -120,7 +120,7 @@ __global__ static void add_slices(const int *c, int nb, size_t len, double *acc,
     acc[e] = (first ? 0.0 : acc[e]) + (double) s;
 }
 
-/* acc holds C (and, pairwise, A, B, D) for the slab's v x w pairs. */
+/* acc holds C (and, pairwise, A, B, D) for the panel's v x w pairs. */
 template <typename T>
 __global__ static void kendall_finish(const double *acc, const double *tx,
                                       const double *ty, const unsigned char *fx,
@@ -130,7 +130,7 @@ __global__ static void kendall_finish(const double *acc, const double *tx,
     size_t vw = d.v * w, e = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
     if (e >= vw) return;
     size_t i = e % d.v, j = j0 + e / d.v;
-    bool stored = slab_pos(d.dist, d.v, j0, i, j) >= 0;
+    bool stored = kept(d, i, j);
     double c = acc[e];
     if (d.pairwise) {
         double a = acc[vw + e], b = acc[2 * vw + e], n = acc[3 * vw + e];
@@ -165,7 +165,8 @@ static cublasStatus_t gemm_i8(cublasHandle_t h, const signed char *a,
 template <typename T>
 struct kd_ctx {
     dev_problem *d;
-    slab_plan pl;
+    gc_plan pl;
+    T *buf;                  /* the panel: v x w */
     size_t K, ld, ks, nchunks, nmat;
     int nb;
     signed char *sx, *sy;    /* S (U, W) of a chunk: nmat matrices of ld x v (x q) */
@@ -178,7 +179,7 @@ struct kd_ctx {
 };
 
 /* Builds chunk ch of x (and y) into c->sx / c->sy; counts untied pairs
- * when 'count' (the first slab: every column is built every slab). */
+ * when 'count' (the first panel: every column is built every panel). */
 template <typename T>
 static int build_chunk(kd_ctx<T> *c, size_t ch, int count, cudaStream_t st,
                        char *msg, size_t msgcap)
@@ -205,21 +206,21 @@ cleanup:
 }
 
 template <typename T>
-static int kd_produce(void *vctx, size_t s, void *dout, slab_info *info,
+static int kd_produce(void *vctx, size_t j0, size_t j1, gc_tile *t,
                       cudaStream_t st, char *msg, size_t msgcap)
 {
     kd_ctx<T> *c = (kd_ctx<T> *) vctx;
     dev_problem *d = c->d;
     int status = GPUCOR_OK;
-    size_t j0, j1;
-    gpucor_slab_range(d, &c->pl, s, &j0, &j1, info);
+    int first = j0 == 0;   /* the first panel builds the per-column counts */
+    gpucor_panel_tile(d, j0, j1, c->buf, sizeof(T) == sizeof(float), t);
     size_t v = d->v, q = d->symmetric ? v : d->q, w = j1 - j0, vw = v * w;
     size_t ngemm = d->pairwise ? 4 : 1;
     unsigned eb = (unsigned) ((vw + 255) / 256);
     cublasHandle_t h = d->gc->h;
     for (size_t ch = 0; ch < c->nchunks; ch++) {
         if (!c->built) {
-            status = build_chunk(c, ch, s == 0, st, msg, msgcap);
+            status = build_chunk(c, ch, first, st, msg, msgcap);
             if (status != GPUCOR_OK) goto cleanup;
         }
         const signed char *Sx = c->sx, *Sy = c->sy + j0 * c->ld;
@@ -244,7 +245,7 @@ static int kd_produce(void *vctx, size_t s, void *dout, slab_info *info,
             }
         }
     }
-    if (s == 0 && !c->built && !d->pairwise) {
+    if (first && !c->built && !d->pairwise) {
         zero_flags<<<(unsigned) ((v + 255) / 256), 256, 0, st>>>(c->tx, v, c->fx);
         LAUNCHED("zero_flags");
         if (!d->symmetric) {
@@ -253,7 +254,7 @@ static int kd_produce(void *vctx, size_t s, void *dout, slab_info *info,
         }
     }
     kendall_finish<T><<<eb, 256, 0, st>>>(c->acc, c->tx, c->ty, c->fx, c->fy, *d,
-                                          j0, w, (T *) dout, c->sd0);
+                                          j0, w, c->buf, c->sd0);
     LAUNCHED("kendall_finish");
 cleanup:
     return status;
@@ -290,8 +291,8 @@ int gpucor_kendall(dev_problem *d, char *msg, size_t msgcap)
     CU(cudaMemsetAsync(c.sd0, 0, sizeof(int), st));
 
     {
-        /* slabs: the accumulators and one int32 slice per GEMM per column */
-        status = gpucor_plan_slabs(d, sizeof(T), v * ngemm * (sizeof(double) + sizeof(int)),
+        /* panels: the accumulators and one int32 slice per GEMM per column */
+        status = gpucor_plan_panels(d, sizeof(T), v * ngemm * (sizeof(double) + sizeof(int)),
                                    used, (size_t) INT_MAX / (v ? v : 1), &c.pl,
                                    msg, msgcap);
         if (status != GPUCOR_OK) goto cleanup;
@@ -306,7 +307,7 @@ int gpucor_kendall(dev_problem *d, char *msg, size_t msgcap)
         DALLOC(c.acc, ngemm * v * w * sizeof(double), "accumulators");
         DALLOC(c.c32, ngemm * nb * v * w * sizeof(int), "product slices");
         used += ngemm * v * w * (sizeof(double) + nb * sizeof(int)) + cols * 9 +
-                v * w * sizeof(T);
+                v * w * sizeof(T) + gc_cuda_sink_col_bytes(d->sink, sizeof(T)) * w;
         /* chunk of K: what is left, at most 4 GiB (enough to hide every
          * fixed cost) and 2^30 rows (int32 sums of +-1 stay exact) */
         size_t per_row = c.nmat * cols;
@@ -330,7 +331,7 @@ int gpucor_kendall(dev_problem *d, char *msg, size_t msgcap)
         c.sy = d->symmetric ? c.sx : c.sx + c.nmat * v * c.ld;
     }
     if (c.nchunks == 1) {
-        /* every slab reuses the one chunk */
+        /* every panel reuses the one chunk */
         status = build_chunk(&c, 0, 1, st, msg, msgcap);
         if (status != GPUCOR_OK) goto cleanup;
         if (!d->pairwise) {
@@ -339,9 +340,9 @@ int gpucor_kendall(dev_problem *d, char *msg, size_t msgcap)
         }
         c.built = 1;
     }
-    status = gpucor_pipeline(kd_produce<T>, &c, c.pl.nslabs, v * c.pl.w,
-                             sizeof(T) == sizeof(float), 1.0, d->out, d->host, d->gc,
-                             msg, msgcap);
+    if (c.pl.npanels) DALLOC(c.buf, v * c.pl.w * sizeof(T), "panel");
+    status = gc_cuda_run(kd_produce<T>, &c, &c.pl, sizeof(T) == sizeof(float),
+                         d->sink, d->host, d->gc, msg, msgcap);
     if (status != GPUCOR_OK) goto cleanup;
     CU(cudaMemcpy(&d->sd0, c.sd0, sizeof(int), cudaMemcpyDeviceToHost));
     if (d->flags_out && !d->pairwise)
@@ -350,7 +351,7 @@ int gpucor_kendall(dev_problem *d, char *msg, size_t msgcap)
 cleanup:
     cudaStreamSynchronize(st);
     cudaFree(c.fx); cudaFree(c.tx); cudaFree(c.sd0);
-    cudaFree(c.acc); cudaFree(c.c32); cudaFree(c.sx);
+    cudaFree(c.acc); cudaFree(c.c32); cudaFree(c.sx); cudaFree(c.buf);
     return status;
 }
 

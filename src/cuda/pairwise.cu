@@ -151,7 +151,7 @@ pearson_pairs(const T *x, const T *y, dev_problem d, size_t j0, size_t j1,
              * squares an NA with the zero-sd warning */
             bool few = n[a][b] < (CENTER ? 2 : 1);
             bool zero = !few && (sxx[a][b] == 0 || syy[a][b] == 0);
-            if (zero && slab_pos(d.dist, d.v, j0, i, j) >= 0) *sd0 = 1;
+            if (zero && kept(d, i, j)) *sd0 = 1;
             T r = sxy[a][b] / (sqrt(sxx[a][b]) * sqrt(syy[a][b]));
             put_value(out, d, j0, i, j, r, few || zero);
         }
@@ -239,7 +239,7 @@ spearman_pairs(const double *x, const double *y, sorted_cols sx, sorted_cols sy,
             /* as stats' loop: fewer than two shared rows is a silent NA,
              * all ranks tied the zero-sd NA */
             bool few = n < 2, zero = !few && (sxx == 0 || syy == 0);
-            if (zero && slab_pos(d.dist, d.v, j0, i, j) >= 0) *sd0 = 1;
+            if (zero && kept(d, i, j)) *sd0 = 1;
             put_value(out, d, j0, i, j, (T) (sxy / (sqrt(sxx) * sqrt(syy))),
                       few || zero);
         }
@@ -252,7 +252,8 @@ spearman_pairs(const double *x, const double *y, sorted_cols sx, sorted_cols sy,
 template <typename T>
 struct pw_ctx {
     dev_problem *d;
-    slab_plan pl;
+    gc_plan pl;
+    T *buf;                  /* the panel: v x w */
     const T *zx, *zy;                 /* Pearson / cosine */
     sorted_cols sx, sy;               /* Spearman */
     int *scratch, in_shared;
@@ -261,30 +262,30 @@ struct pw_ctx {
 };
 
 template <typename T>
-static int pw_produce(void *vctx, size_t s, void *dout, slab_info *info,
+static int pw_produce(void *vctx, size_t j0, size_t j1, gc_tile *t,
                       cudaStream_t st, char *msg, size_t msgcap)
 {
     pw_ctx<T> *c = (pw_ctx<T> *) vctx;
     dev_problem *d = c->d;
     int status = GPUCOR_OK;
-    size_t j0, j1;
-    gpucor_slab_range(d, &c->pl, s, &j0, &j1, info);
+    T *out = c->buf;
+    gpucor_panel_tile(d, j0, j1, out, sizeof(T) == sizeof(float), t);
     if (d->method == COR_SPEARMAN && !d->cosine) {
         size_t npairs = d->v * (j1 - j0);
         unsigned blocks = (unsigned) (npairs < c->blocks ? npairs : c->blocks);
         spearman_pairs<T><<<blocks, SP, c->smem, st>>>(
             d->x, d->y, c->sx, c->sy, *d, j0, j1 - j0, c->scratch,
-            c->in_shared, (T *) dout, c->sd0);
+            c->in_shared, out, c->sd0);
         LAUNCHED("spearman_pairs");
     } else {
         dim3 grid((unsigned) ((d->v + PT - 1) / PT),
                   (unsigned) ((j1 - j0 + PT - 1) / PT));
         if (d->cosine)
             pearson_pairs<T, false><<<grid, 256, 0, st>>>(c->zx, c->zy, *d, j0, j1,
-                                                          (T *) dout, c->sd0);
+                                                          out, c->sd0);
         else
             pearson_pairs<T, true><<<grid, 256, 0, st>>>(c->zx, c->zy, *d, j0, j1,
-                                                         (T *) dout, c->sd0);
+                                                         out, c->sd0);
         LAUNCHED("pearson_pairs");
     }
 cleanup:
@@ -360,13 +361,13 @@ int gpucor_pairwise(dev_problem *d, char *msg, size_t msgcap)
     DALLOC(dsd0, sizeof(int), "flag");
     CU(cudaMemsetAsync(dsd0, 0, sizeof(int), st));
     c.sd0 = dsd0;
-    /* the tile grid has at most 65535 x 32 slab columns */
-    status = gpucor_plan_slabs(d, sizeof(T), 0, used, (size_t) 65535 * PT,
-                               &c.pl, msg, msgcap);
+    /* the tile grid has at most 65535 x 32 panel columns */
+    status = gpucor_plan_panels(d, sizeof(T), 0, used, (size_t) 65535 * PT, &c.pl,
+                                msg, msgcap);
     if (status != GPUCOR_OK) goto cleanup;
-    status = gpucor_pipeline(pw_produce<T>, &c, c.pl.nslabs, v * c.pl.w,
-                             sizeof(T) == sizeof(float), 1.0, d->out, d->host, d->gc,
-                             msg, msgcap);
+    if (c.pl.npanels) DALLOC(c.buf, v * c.pl.w * sizeof(T), "panel");
+    status = gc_cuda_run(pw_produce<T>, &c, &c.pl, sizeof(T) == sizeof(float),
+                         d->sink, d->host, d->gc, msg, msgcap);
     if (status != GPUCOR_OK) goto cleanup;
     CU(cudaMemcpy(&d->sd0, dsd0, sizeof(int), cudaMemcpyDeviceToHost));
 
@@ -374,7 +375,7 @@ cleanup:
     cudaStreamSynchronize(st);
     cudaFree(zx); cudaFree(zy);
     cudaFree(ordx); cudaFree(ordy);
-    cudaFree(scratch); cudaFree(dsd0);
+    cudaFree(scratch); cudaFree(dsd0); cudaFree(c.buf);
     return status;
 }
 

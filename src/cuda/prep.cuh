@@ -40,7 +40,4 @@ template <> __device__ inline float na_value<float>(void)
 {
     return __int_as_float((int) GPUCOR_FLOAT_NA_BITS);
 }
-
-#define COL_HAS_NA  1u
-#define COL_ZERO_SD 2u
 #endif

@@ -1,6 +1,7 @@
 # A randomized property test (issue 8): random shapes that cross every tile
-# and slab boundary of both engines (CPU tiles of 32, 64 and 128; GPU tiles
-# of 32 and 64 and slabs forced as narrow as one column), filled with every
+# and panel boundary of both engines (CPU tiles of 32, 64 and 128, and
+# forced as small as one pair; GPU tiles of 32 and 64 and panels forced as
+# narrow as one column), filled with every
 # content class below, for every method and 'use' mode, against stats::cor
 # and stats::dist: values, NA/NaN pattern, dimnames and attributes,
 # warnings and errors.  Each test draws one seed, printed on failure
@@ -63,9 +64,10 @@ prop_matrix <- function(n, p, content) {
   x
 }
 
-# GPU slab widths: automatic (0), or forced narrow so that every slab
-# boundary is crossed.
+# GPU panel widths and CPU tile sides: automatic (0), or forced narrow so
+# that every panel and tile boundary is crossed.
 prop_slab <- function() sample(c(0, 1, 2, 5, 13, 33, 64), 1)
+prop_tile <- function() sample(c(0, 1, 2, 3, 5, 17, 33), 1)
 
 prop_backends <- function() {
   b <- test_backends()
@@ -182,7 +184,7 @@ prop_dist_case <- function(x, method, p, content, info) {
 
 test_that("property: gpu_cor equals stats::cor on random shapes and contents", {
   info <- new_seed()
-  old <- options(gpucor.gpu_slab = NULL); on.exit(options(old))
+  old <- options(gpucor.gpu_slab = NULL, gpucor.cpu_tile = NULL); on.exit(options(old))
   ns <- c(0, 1, 2, 3, 4, 5, 8, 9, 16, 17, 31, 32, 33, 64, 65)
   ps <- c(0, 1, 2, 3, 7, 31, 32, 33, 63, 64, 65, 127, 128, 129)
   for (case in seq_len(round(1300 * prop_scale))) {
@@ -201,7 +203,7 @@ test_that("property: gpu_cor equals stats::cor on random shapes and contents", {
     # stats' own one-column rank pairwise bug (REFERENCES.md): not compared
     if (is.null(y) && p == 1 && method != "pearson" && use == "pairwise.complete.obs") next
     if (stats::runif(1) < 0.3 && p > 0) colnames(x) <- paste0("v", seq_len(p))
-    options(gpucor.gpu_slab = prop_slab())
+    options(gpucor.gpu_slab = prop_slab(), gpucor.cpu_tile = prop_tile())
     prop_cor_case(x, y, method, use, content,
                   sprintf("case %d: %d x %d%s, %s; %s", case, n, p,
                           if (q) sprintf(" and y %d x %d", n, q) else "", content, info))
@@ -210,7 +212,7 @@ test_that("property: gpu_cor equals stats::cor on random shapes and contents", {
 
 test_that("property: gpu_dist equals stats::dist and 1 - cor(t(x)) on random shapes", {
   info <- new_seed()
-  old <- options(gpucor.gpu_slab = NULL); on.exit(options(old))
+  old <- options(gpucor.gpu_slab = NULL, gpucor.cpu_tile = NULL); on.exit(options(old))
   ns <- c(0, 1, 2, 3, 5, 63, 64, 65, 127, 128, 129, 130)
   ps <- c(0, 1, 2, 3, 4, 5, 9, 16, 17)
   methods <- c(stats_dist_methods, cor_dist_methods, "cosine")
@@ -227,7 +229,7 @@ test_that("property: gpu_dist equals stats::dist and 1 - cor(t(x)) on random sha
          else prop_matrix(n, p, content)
     if (stats::runif(1) < 0.3 && n > 0) rownames(x) <- paste0("r", seq_len(n))
     mp <- sample(c(0.5, 1.5, 3), 1)
-    options(gpucor.gpu_slab = prop_slab())
+    options(gpucor.gpu_slab = prop_slab(), gpucor.cpu_tile = prop_tile())
     prop_dist_case(x, method, mp, content,
                    sprintf("case %d: %d x %d, %s, p = %g; %s", case, n, p, content, mp, info))
   }

@@ -1,0 +1,61 @@
+/*
+ * run.cuh -- the CUDA engine's runner: panels of result columns go from a
+ * producer through the sink's device half to the host.
+ *
+ * For each panel s the producer computes its canonical tile (columns
+ * [j0, j1), stats' rules applied) into its own device buffer; the sink's
+ * device half (pack.cu) lays it out as one contiguous range of the result
+ * -- a dense panel of whole columns already is one, a 'dist' panel is
+ * packed with its epilogue -- which is copied into pinned staging buffer
+ * s % 2.  Meanwhile the host commits panel s - 1 from the other staging
+ * buffer into R memory with several threads (gc_sink_commit), checks for
+ * interrupts and reports progress.  For large results the host write is
+ * the bottleneck (fresh pages are faulted in on first touch), so
+ * everything else is arranged to hide behind it.
+ */
+#ifndef GPUCOR_RUN_CUH
+#define GPUCOR_RUN_CUH
+
+#include "check.cuh"
+#include "prep.cuh"
+
+/* Computes the canonical tile of result columns [j0, j1) on stream st into
+ * the producer's device memory and describes it in *t (t->val a device
+ * pointer).  Returns a status (and a message) if an enqueue failed. */
+typedef int (*gc_panel_fn)(void *self, size_t j0, size_t j1, gc_tile *t,
+                           cudaStream_t st, char *msg, size_t msgcap);
+
+/* Device bytes the sink's half needs per result column of elements of
+ * 'elt' bytes (a 'dist' packs into a buffer beside the producer's). */
+size_t gc_cuda_sink_col_bytes(const gc_sink *sink, size_t elt);
+
+/* The panels of plan pl, through the sink, into sink->out.  is_float:
+ * the tiles hold floats. */
+int gc_cuda_run(gc_panel_fn panel, void *self, const gc_plan *pl, int is_float,
+                const gc_sink *sink, gc_host *host, gpucor_ctx *gc, char *msg,
+                size_t msgcap);
+
+/* The sink's device half (pack.cu): lays out tile t (device memory) as the
+ * contiguous range of the result it covers, in *dst (which may be t->val
+ * itself) at result offset *offset, *count elements. */
+int gc_cuda_stage(const gc_sink *sink, const gc_tile *t, void *buf,
+                  const void **dst, size_t *offset, size_t *count,
+                  cudaStream_t st, char *msg, size_t msgcap);
+
+/* Panels are at most this many bytes: several stages for the runner to
+ * overlap, and pinned staging that is cheap to keep (2 x 64 MiB). */
+#define GPUCOR_PANEL_BYTES ((size_t) 64 << 20)
+
+/* Bytes of device memory the panels may still take, once 'used' bytes are
+ * allocated for this call: 90% of what is free now, and no more than the
+ * option cap (gpucor.gpu_memory) minus 'used'. */
+size_t gpucor_device_budget(const gc_host *host, size_t used);
+
+/* The plan for ncols result columns of 'rows' elements of elt bytes, each
+ * column also needing 'extra' device bytes for the producer; an error
+ * message when not one column fits. */
+int gc_cuda_plan(const gc_sink *sink, size_t ncols, size_t rows, size_t elt,
+                 size_t extra, size_t used, size_t align, size_t max_w,
+                 const gc_host *host, gc_plan *pl, char *msg, size_t msgcap);
+
+#endif

@@ -1,0 +1,140 @@
+/*
+ * engine.h -- the seam between producers and sinks, shared by the CPU
+ * engine (cpu/), the CUDA engine (cuda/) and the .Call entry points.
+ * R-free: it compiles as C and as CUDA C++.
+ *
+ * A producer computes "the value of pair (i, j)" -- a correlation with
+ * stats' rules applied (NA, zero sd, the clamp to [-1, 1], the unit
+ * diagonal), or a distance -- for a block of pairs: a canonical tile.  A
+ * sink decides what becomes of the tiles: it applies the epilogue (1 - r,
+ * 1 - |r|) once, and the layout (a p x q matrix, a packed 'dist').  The
+ * CPU engine hands each tile to the sink's host half (gc_sink_emit); the
+ * CUDA engine runs the sink's device half (cuda/pack.cu) on the device and
+ * commits the staged range on the host (gc_sink_commit).
+ */
+#ifndef GPUCOR_ENGINE_H
+#define GPUCOR_ENGINE_H
+
+#include <stddef.h>
+#include "../gpucor.h"
+#include "layout.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- per-column flags: one set for both engines -------------------------- */
+#define COL_HAS_NA  1u   /* a NaN/NA among the rows used */
+#define COL_ZERO_SD 2u   /* zero spread: every used value equal (or < 2 values) */
+/* stats' cor() outside pairwise mode keeps the spread in a double, so a
+ * column whose spread underflows one has "zero sd" there -- by two rules:
+ * without y it stores the variance (cov_complete1, cov_na_1), with y the
+ * standard deviation (COV_SDEV of cov_complete2, cov_na_2). */
+#define COL_VAR_UNDERFLOW 4u   /* (double) variance == 0 */
+#define COL_SD_UNDERFLOW  8u   /* (double) sqrtl(variance) == 0 */
+
+/* ---- options: from R's named list, parsed once (options.c) --------------- */
+typedef struct {
+    int gpu;             /* run on the GPU */
+    int single;          /* GPU arithmetic in float */
+    int progress;        /* a progress bar for long runs */
+    int profile;         /* attach stage timings / team size to the result */
+    int nthreads;        /* CPU threads (engine, or the GPU's copy-out) */
+    double gpu_memory;   /* bytes of device memory one call may use; <= 0: free */
+    size_t gpu_panel;    /* force the GPU panel width (tests); 0: automatic */
+    size_t cpu_tile;     /* force the CPU tile side (tests); 0: automatic */
+} gc_opts;
+
+/* ---- what the engines call back between tiles or panels ------------------ */
+typedef struct {
+    gpucor_interrupt_fn interrupted;          /* nonzero: stop */
+    void (*progress)(void *ctx, double frac); /* may be NULL */
+    void *progress_ctx;
+    int nthreads;                             /* CPU threads */
+    double mem_cap;                           /* gc_opts.gpu_memory */
+    size_t panel_cols;                        /* gc_opts.gpu_panel */
+    size_t tile;                              /* gc_opts.cpu_tile */
+    double seconds[3];                        /* out (GPU): waiting for the device,
+                                                 committing into R memory, total */
+} gc_host;
+
+/* ---- canonical tiles ----------------------------------------------------- */
+/* Pairs (i0 + a, j0 + b), a < ni, b < nj, of the p x q result, at
+ * val[a + b * ld] (doubles, or floats when is_float), each to be
+ * multiplied by 'scale' (an exact power of two: single-precision distances
+ * are computed on scaled data).  On the CPU a tile of a symmetric result
+ * holds the pairs with j <= i only (the others are undefined) and the dense
+ * sink mirrors them; GPU panels are whole columns (rows from i0). */
+typedef struct {
+    size_t i0, ni, j0, nj;
+    const void *val;
+    size_t ld;
+    int is_float;
+    double scale;
+} gc_tile;
+
+/* ---- sinks ---------------------------------------------------------------- */
+enum { SINK_DENSE = 0, SINK_DIST = 1 };
+/* applied by the sink, once; an NA or NaN value passes unchanged */
+enum { EPI_IDENTITY = 0, EPI_ONE_MINUS = 1, EPI_ONE_MINUS_ABS = 2 };
+
+typedef struct {
+    int kind;            /* SINK_DENSE: p x q column-major; SINK_DIST: the
+                            packed lower triangle of p items */
+    int epilogue;        /* EPI_* */
+    int symmetric;       /* dense: CPU tiles hold j <= i; the sink mirrors them */
+    size_t p, q;
+    double *out;         /* the R result, gc_sink_len() doubles */
+    int nthreads;        /* threads for the GPU's commits */
+} gc_sink;
+
+size_t gc_sink_len(const gc_sink *s);
+/* Prepares the result memory for fast first writes (huge pages where the
+ * OS offers them: host_mem.c). */
+void gc_sink_begin(const gc_sink *s);
+/* CPU engine: a tile in host memory into the result (thread-safe: tiles
+ * never overlap). */
+void gc_sink_emit(const gc_sink *s, const gc_tile *t);
+/* CUDA engine: 'count' values staged contiguously by the sink's device
+ * half go to out[offset ...]: widened from float, multiplied by 'scale',
+ * NA kept, over the sink's threads. */
+void gc_sink_commit(const gc_sink *s, size_t offset, const void *src,
+                    size_t count, int is_float, double scale);
+
+/* Epilogue of one value (host). */
+static inline double gc_epilogue(int epi, double r)
+{
+    if (epi == EPI_IDENTITY || r != r) return r;
+    return epi == EPI_ONE_MINUS ? 1.0 - r : 1.0 - (r < 0 ? -r : r);
+}
+
+/* ---- the host memory of results (host_mem.c) ----------------------------- */
+/* Advise huge pages for the page-aligned interior of [p, p + bytes). */
+void gc_advise_huge(void *p, size_t bytes);
+/* dst[k] = src[k] (doubles) or (double) src[k] * scale (floats, the float
+ * NA bits becoming R's NA), split over nthreads in chunks of whole huge
+ * pages, so that no two threads fault the same page of fresh memory. */
+void gc_copy_out(double *dst, const void *src, size_t count, int is_float,
+                 double scale, int nthreads);
+
+/* Bits of the float NaN that stands for NA in single-precision output. */
+#define GPUCOR_FLOAT_NA_BITS 0x7fc007a2u
+
+/* ---- the panel planner (plan.c) ------------------------------------------ */
+/* Panels of result columns [j0, j0 + w): 'ncols' columns in all, each
+ * needing 'col_bytes' of device memory (the producer's and the sink's
+ * buffers for one column) and 'stage_bytes' of a staging buffer of
+ * 'stage_cap' bytes; 'avail' bytes of the device are left.  w is a
+ * multiple of 'align' when it can be, at most 'max_w', and 'forced' when
+ * that is set (tests).  Returns 0 when not one column fits. */
+typedef struct { size_t w, npanels, ncols; } gc_plan;
+int gc_plan_panels(size_t ncols, size_t col_bytes, size_t stage_bytes,
+                   size_t stage_cap, size_t avail, size_t align, size_t max_w,
+                   size_t forced, gc_plan *pl);
+/* Columns [j0, j1) of panel s. */
+void gc_plan_range(const gc_plan *pl, size_t s, size_t *j0, size_t *j1);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,20 @@
+/*
+ * sink_dist.c -- the packed lower triangle of a 'dist' of p items: the
+ * pairs i > j of each tile, after the epilogue.  Host tiles are doubles
+ * (the CPU engine's).
+ */
+#include "engine.h"
+
+void gc_sink_emit_dist(const gc_sink *s, const gc_tile *t)
+{
+    const double *v = (const double *) t->val;
+    for (size_t b = 0; b < t->nj; b++) {
+        size_t j = t->j0 + b;
+        if (t->i0 + t->ni <= j + 1) continue;          /* no pair i > j */
+        /* pair (i, j) at base + i (unsigned arithmetic: wraps for j = 0) */
+        size_t base = dist_offset(s->p, j) - j - 1;
+        size_t a = j + 1 > t->i0 ? j + 1 - t->i0 : 0;
+        for (; a < t->ni; a++)
+            s->out[base + t->i0 + a] = gc_epilogue(s->epilogue, v[a + b * t->ld]);
+    }
+}

@@ -1,0 +1,75 @@
+/*
+ * options.c -- the engine options, crossing .Call as one named list built
+ * by .engine_opts() in R/backend.R, read here and nowhere else; and the
+ * host hooks (interrupts, progress) every engine call gets.
+ */
+#include <R.h>
+#include <Rinternals.h>
+#include <string.h>
+#include "gpucor.h"
+#include "status.h"
+
+static SEXP field(SEXP list, const char *name)
+{
+    SEXP names = getAttrib(list, R_NamesSymbol);
+    for (R_xlen_t k = 0; k < XLENGTH(list); k++)
+        if (!strcmp(CHAR(STRING_ELT(names, k)), name)) return VECTOR_ELT(list, k);
+    error("internal error: engine option '%s' missing", name);
+    return R_NilValue;
+}
+
+static int flag(SEXP list, const char *name)
+{
+    return asLogical(field(list, name)) == TRUE;
+}
+
+/* a count (0: automatic); NA and negative values are 0 */
+static size_t count(SEXP list, const char *name)
+{
+    double v = asReal(field(list, name));
+    return R_FINITE(v) && v >= 1 ? (size_t) v : 0;
+}
+
+void gpucor_opts(SEXP list, gc_opts *o)
+{
+    if (TYPEOF(list) != VECSXP || isNull(getAttrib(list, R_NamesSymbol)))
+        error("internal error: invalid engine options");
+    memset(o, 0, sizeof *o);
+    o->gpu = flag(list, "gpu");
+    o->single = flag(list, "single");
+    o->progress = flag(list, "progress");
+    o->profile = flag(list, "profile");
+    o->nthreads = gpucor_nthreads(asInteger(field(list, "threads")));
+    o->gpu_memory = asReal(field(list, "gpu_memory"));
+    if (!R_FINITE(o->gpu_memory)) o->gpu_memory = 0;
+    o->gpu_panel = count(list, "gpu_panel");
+    o->cpu_tile = count(list, "cpu_tile");
+}
+
+void gpucor_host_init(gc_host *h, const gc_opts *o, gpucor_progress *pr)
+{
+    memset(h, 0, sizeof *h);
+    gpucor_progress_init(pr, o->progress);
+    h->interrupted = gpucor_interrupted;
+    h->progress = gpucor_progress_update;
+    h->progress_ctx = pr;
+    h->nthreads = o->nthreads;
+    h->mem_cap = o->gpu_memory;
+    h->panel_cols = o->gpu_panel;
+    h->tile = o->cpu_tile;
+}
+
+void gpucor_set_timing(SEXP ans, const gc_opts *o, const double *seconds)
+{
+    if (!o->profile) return;
+    SEXP t = PROTECT(allocVector(REALSXP, 3));
+    for (int k = 0; k < 3; k++) REAL(t)[k] = seconds[k];
+    setAttrib(ans, install("timing"), t);
+    UNPROTECT(1);
+}
+
+void gpucor_set_threads(SEXP ans, const gc_opts *o, int threads)
+{
+    if (!o->profile) return;
+    setAttrib(ans, install("threads"), ScalarInteger(threads));
+}
