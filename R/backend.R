@@ -67,11 +67,16 @@ gpu_info <- function() {
 #'     stops with the size needed, the size available and what to do
 #'     instead, rather than failing after a long pause or being killed by
 #'     the operating system.  `FALSE` turns the check off (default `TRUE`).}
-#'   \item{`gpucor.gpu_memory`}{Bytes of GPU memory one call may use.
-#'     Default: 90\% of the memory free when the call starts.  Results larger
-#'     than this are produced in panels of columns.}
-#'   \item{`gpucor.progress`}{Show a progress bar for GPU runs longer than two
-#'     seconds in interactive sessions (default `TRUE`).}
+#'   \item{`gpucor.gpu_memory`}{GPU memory one call may use: a number of
+#'     bytes, or a string with a unit, such as `"8GB"` or `"512 MiB"` (units
+#'     B, KB, MB, GB, TB in powers of 1000; KiB, MiB, GiB, TiB in powers of
+#'     1024).  Default (or 0): 90\% of the memory free when the call starts.
+#'     Results larger than this are produced in panels of columns.}
+#'   \item{`gpucor.progress`}{Show a progress bar for runs longer than two
+#'     seconds in interactive sessions, on either engine (default `TRUE`).}
+#'   \item{`gpucor.verbose`}{The default of the `verbose` argument: say which
+#'     engine ran, on which device or how many threads, and how long it took
+#'     (default `FALSE`).}
 #'   \item{`gpucor.gpu_min_work`}{The size (pairs times observations) from
 #'     which `backend = "auto"` uses the GPU (see the weights below); default 1e8 (e.g. 800 columns of
 #'     300 observations).  Measured on an H100 with 16 cores: below it both
@@ -100,6 +105,10 @@ gpu_info <- function() {
 #' pair-observation: 100 for Kendall, 50 for pairwise Spearman and 10 for
 #' other pairwise work when the data have `NA`.
 #'
+#' Every option is checked when a call reads it: a value that makes no
+#' sense stops the call with an error naming the option and what it
+#' accepts.
+#'
 #' @name gpucor-options
 NULL
 
@@ -108,13 +117,18 @@ NULL
 # on the CPU (the GPU's fixed costs -- handle, uploads, pinned buffers -- are
 # larger than the CPU's whole run there).
 .resolve_backend <- function(backend, work = Inf) {
-  if (!is.character(backend) || length(backend) != 1L || is.na(backend))
+  if (!is.character(backend) || length(backend) != 1L || is.na(backend) ||
+      is.na(pmatch(backend, c("auto", "cpu", "gpu")))) {
+    # the default comes from the option: name it
+    if (identical(backend, getOption("gpucor.backend"))) .opt("gpucor.backend")
     stop("'backend' must be one of \"auto\", \"cpu\", \"gpu\"", call. = FALSE)
+  }
   backend <- match.arg(backend, c("auto", "cpu", "gpu"))
   if (backend == "cpu") return("cpu")
   # "auto" with a problem that stays on the CPU anyway: do not touch CUDA
   # (creating a context costs time, and a forked child could not use it)
-  if (backend == "auto" && work < getOption("gpucor.gpu_min_work", .gpu_min_work))
+  min_work <- .opt("gpucor.gpu_min_work")
+  if (backend == "auto" && work < (if (is.null(min_work)) .gpu_min_work else min_work))
     return("cpu")
   ok <- gpu_available()
   if (backend == "gpu") {
@@ -155,13 +169,14 @@ NULL
 # memory cap (bytes, 0 = free memory), the forced GPU panel width and CPU
 # tile side (0 = automatic; for tests), the progress bar, and stage timing
 # (bench/gpu.R reads it from attribute "timing").
-.engine_opts <- function(backend, precision) {
+.engine_opts <- function(backend, precision, verbose = FALSE) {
   list(gpu = backend == "gpu",
        single = precision == "single",
        threads = .threads(),
-       gpu_memory = as.double(getOption("gpucor.gpu_memory", 0)),
-       gpu_panel = as.double(getOption("gpucor.gpu_slab", 0)),
-       cpu_tile = as.double(getOption("gpucor.cpu_tile", 0)),
-       progress = interactive() && isTRUE(getOption("gpucor.progress", TRUE)),
-       profile = isTRUE(getOption("gpucor.profile", FALSE)))
+       gpu_memory = .opt("gpucor.gpu_memory"),
+       gpu_panel = .opt("gpucor.gpu_slab"),
+       cpu_tile = .opt("gpucor.cpu_tile"),
+       progress = .opt("gpucor.progress") && interactive(),
+       # verbose reads the engine's team size from the profiling attributes
+       profile = .opt("gpucor.profile") || verbose)
 }

@@ -29,10 +29,8 @@
 .threads <- function() {
   cores <- .Call(C_gpucor_max_threads)
   limit <- .env_threads("OMP_THREAD_LIMIT")
-  t <- getOption("gpucor.threads")
+  t <- .opt("gpucor.threads")
   if (!is.null(t)) {
-    if (!is.numeric(t) || length(t) != 1L || is.na(t) || t < 1 || t != floor(t))
-      stop("option 'gpucor.threads' must be a positive whole number", call. = FALSE)
     n <- t
   } else {
     n <- .env_threads("OMP_NUM_THREADS")   # Inf when unset: every core
@@ -60,7 +58,7 @@
 # FALSE), nothing is checked.  'what' names the result, 'advice' says what
 # to do instead.
 .memory_guard <- function(bytes, what, advice) {
-  if (!isTRUE(getOption("gpucor.memory_guard", TRUE))) return(invisible())
+  if (!.opt("gpucor.memory_guard")) return(invisible())
   avail <- .mem_available()
   if (is.na(avail) || bytes <= avail) return(invisible())
   stop(sprintf(paste0("%s needs %s of memory, but only %s is available ",

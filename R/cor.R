@@ -24,14 +24,18 @@
 #'   values are coerced to double).
 #' @param y `NULL` (the default) or a vector, matrix or data frame with the
 #'   same number of rows as `x`.
-#' @param method `"pearson"` (default), `"spearman"` or `"kendall"`; may be
-#'   abbreviated.
 #' @param use how missing values are handled, as in [stats::cor()]:
 #'   `"everything"` (default), `"all.obs"`, `"complete.obs"`,
 #'   `"na.or.complete"` or `"pairwise.complete.obs"`; may be abbreviated.
+#' @param method `"pearson"` (default), `"kendall"` or `"spearman"`; may be
+#'   abbreviated.  The first four arguments are [stats::cor()]'s, in its
+#'   order, so positional calls mean the same.
 #' @param backend `"auto"`, `"cpu"` or `"gpu"`; see [gpucor-options].
 #' @param precision `"double"` or `"single"`, for the GPU engine; the CPU
 #'   engine always computes in double precision.
+#' @param verbose `TRUE` to say, in a message, which engine ran (the GPU
+#'   and its precision, or the CPU and its number of threads) and how long
+#'   it took.  Default: option `gpucor.verbose`, else `FALSE`.
 #' @return As [stats::cor()]: a matrix of correlations, or a single number
 #'   when `x` and `y` are both vectors.
 #' @seealso [gpu_dist()], [stats::cor()]
@@ -42,12 +46,12 @@
 #' x[3, 2] <- NA
 #' gpu_cor(x, method = "spearman", use = "pairwise.complete.obs")[1:3, 1:3]
 #' @export
-gpu_cor <- function(x, y = NULL, method = c("pearson", "spearman", "kendall"),
-                    use = c("everything", "all.obs", "complete.obs",
-                            "na.or.complete", "pairwise.complete.obs"),
+gpu_cor <- function(x, y = NULL, use = "everything",
+                    method = c("pearson", "kendall", "spearman"),
                     backend = getOption("gpucor.backend", "auto"),
-                    precision = c("double", "single")) {
-  if (identical(use, .gpucor_uses[c(1, 2, 3, 4, 5)])) use <- "everything"
+                    precision = c("double", "single"),
+                    verbose = getOption("gpucor.verbose", FALSE)) {
+  verbose <- .check_verbose(verbose)
   # stats' pmatch over its own order, then our enum's order
   stats_uses <- c("all.obs", "complete.obs", "pairwise.complete.obs",
                   "everything", "na.or.complete")
@@ -117,9 +121,14 @@ gpu_cor <- function(x, y = NULL, method = c("pearson", "spearman", "kendall"),
 
   done <- FALSE
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
+  t0 <- proc.time()[["elapsed"]]
   r <- .Call(C_gpucor_cor, x, y, match(method, c("pearson", "spearman", "kendall")),
-             use, rows, .engine_opts(backend, precision))
+             use, rows, .engine_opts(backend, precision, verbose))
   done <- TRUE
+  if (verbose) {
+    .engine_report("gpu_cor", attr(r, "threads"), precision, proc.time()[["elapsed"]] - t0)
+    if (!.opt("gpucor.profile")) attr(r, "threads") <- attr(r, "timing") <- NULL
+  }
   sd0 <- isTRUE(attr(r, "sd0"))
   attr(r, "sd0") <- NULL
   if (matrix_result) {

@@ -48,9 +48,11 @@
 #'   `"manhattan"`, `"canberra"`, `"binary"`, `"minkowski"`,
 #'   `"correlation"`, `"abscorrelation"`, `"spearman"`, `"kendall"`,
 #'   `"cosine"`; may be abbreviated.
-#' @param p the power of the Minkowski distance (a positive number).
 #' @param diag,upper whether `print()` shows the diagonal and upper
 #'   triangle; stored as attributes, as in [stats::dist()].
+#' @param p the power of the Minkowski distance (a positive number).  The
+#'   first five arguments are [stats::dist()]'s, in its order, so positional
+#'   calls mean the same.
 #' @inheritParams gpu_cor
 #' @return An object of class `"dist"`: the lower triangle of the distance
 #'   matrix by columns, with attributes `Size`, `Labels` (the row names, if
@@ -66,9 +68,11 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
                                    "canberra", "binary", "minkowski",
                                    "correlation", "abscorrelation", "spearman",
                                    "kendall", "cosine"),
-                     p = 2, diag = FALSE, upper = FALSE,
+                     diag = FALSE, upper = FALSE, p = 2,
                      backend = getOption("gpucor.backend", "auto"),
-                     precision = c("double", "single")) {
+                     precision = c("double", "single"),
+                     verbose = getOption("gpucor.verbose", FALSE)) {
+  verbose <- .check_verbose(verbose)
   if (identical(method, .gpucor_dist_methods)) method <- "euclidean"
   if (!is.character(method) || length(method) != 1L || is.na(method))
     stop("invalid distance method")
@@ -102,8 +106,11 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
 
   done <- FALSE
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
-  d <- .Call(C_gpucor_dist, x, m, as.double(p), .engine_opts(backend, precision))
+  t0 <- proc.time()[["elapsed"]]
+  d <- .Call(C_gpucor_dist, x, m, as.double(p), .engine_opts(backend, precision, verbose))
   done <- TRUE
+  if (verbose)
+    .engine_report("gpu_dist", attr(d, "threads"), precision, proc.time()[["elapsed"]] - t0)
   sd0 <- isTRUE(attr(d, "sd0"))
   nonfinite <- isTRUE(attr(d, "nonfinite"))
   timing <- attr(d, "timing")          # these two only with option gpucor.profile
@@ -117,8 +124,10 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
   if (m == 6L) attr(d, "p") <- p
   attr(d, "call") <- match.call()
   class(d) <- "dist"
-  if (!is.null(timing)) attr(d, "timing") <- timing
-  if (!is.null(threads)) attr(d, "threads") <- threads
+  if (.opt("gpucor.profile")) {
+    if (!is.null(timing)) attr(d, "timing") <- timing
+    if (!is.null(threads)) attr(d, "threads") <- threads
+  }
   if (nonfinite) warning("treating non-finite values as NA")
   if (sd0) warning("the standard deviation is zero")
   d

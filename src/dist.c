@@ -85,7 +85,7 @@ SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts)
     gc_opts o;
     gpucor_opts(opts, &o);
     size_t n = (size_t) nrows(x), p = (size_t) ncols(x);
-    int used = 1;
+    int used = 0;   /* the CPU engine's team size; 0: the GPU ran */
     int anyna = m > DIST_MINKOWSKI ? any_nan(REAL(x), n * p) : 0;
 
     SEXP ans = PROTECT(allocVector(REALSXP, (R_xlen_t) dist_len(n)));
@@ -156,7 +156,7 @@ SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts)
         }
         flag = s;
     }
-    if (!o.gpu) gpucor_set_threads(ans, &o, used);
+    if (used) gpucor_set_threads(ans, &o, used);
     if (flag)
         setAttrib(ans, install(m == DIST_BINARY ? "nonfinite" : "sd0"),
                   ScalarLogical(TRUE));

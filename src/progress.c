@@ -1,5 +1,5 @@
 /*
- * progress.c -- the progress bar of long GPU runs.
+ * progress.c -- the progress bar of long runs, on either engine.
  *
  * The bar appears only in interactive sessions (R decides: interactive()
  * and option gpucor.progress), and only once a run has taken more than two
@@ -22,6 +22,7 @@ void gpucor_progress_init(gpucor_progress *pr, int show)
 {
     pr->show = show;
     pr->shown = 0;
+    pr->pct = -1;
     pr->start = now();
 }
 
@@ -30,11 +31,14 @@ void gpucor_progress_update(void *ctx, double frac)
     gpucor_progress *pr = ctx;
     if (!pr->show) return;
     if (!pr->shown && (now() - pr->start < 2.0 || frac >= 1.0)) return;
+    int pct = (int) (frac * 100 + 0.5);
+    if (pct == pr->pct && frac < 1.0) return;   /* the CPU engine calls once a tile */
+    pr->pct = pct;
     int width = 40, done = (int) (frac * width + 0.5);
     char bar[41];
     for (int k = 0; k < width; k++) bar[k] = k < done ? '=' : ' ';
     bar[width] = '\0';
-    REprintf("\rgpucor |%s| %3d%%", bar, (int) (frac * 100 + 0.5));
+    REprintf("\rgpucor |%s| %3d%%", bar, pct);
     if (frac >= 1.0) REprintf("\n");
     pr->shown = 1;
 }

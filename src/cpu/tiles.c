@@ -5,7 +5,9 @@
  * NA pairs take the exact per-pair path).  Only the master thread polls for
  * interrupts, because R's event loop may be entered from the main thread
  * only; the other threads see the shared 'stop' flag and skip the remaining
- * tiles, so an interrupt returns within about one tile's time.  Each
+ * tiles, so an interrupt returns within about one tile's time; the master
+ * also drives the progress bar (shown for runs longer than two seconds in
+ * interactive sessions: progress.c).  Each
  * tile goes from the producer's fill() to the sink (engine/sink*.c).
  */
 #include <math.h>
@@ -27,6 +29,7 @@ int cpu_tiles_run(size_t p, size_t q, int symmetric, size_t tile,
     size_t nbi = (p + tile - 1) / tile, nbj = (q + tile - 1) / tile;
     size_t ntiles = symmetric ? nbi * (nbi + 1) / 2 : nbi * nbj;
     int stop = 0, failed = 0;
+    size_t done = 0;   /* tiles finished, for the progress bar */
     if (nthreads < 1) nthreads = 1;
     if ((size_t) nthreads > ntiles) nthreads = (int) ntiles;
     gc_sink_begin(sink);
@@ -88,11 +91,20 @@ int cpu_tiles_run(size_t p, size_t q, int symmetric, size_t tile,
             fill(fill_ctx, i0, ni, j0, nj, buf, scratch);
             gc_tile tl = {i0, ni, j0, nj, buf, ni, 0, 1.0};
             gc_sink_emit(sink, &tl);
+            size_t d;
+#ifdef _OPENMP
+#pragma omp atomic capture
+#endif
+            d = ++done;
+            /* R's console from the master (the calling) thread only */
+            if (master && host->progress)
+                host->progress(host->progress_ctx, (double) d / (double) ntiles);
         }
         free(buf);
         free(scratch);
     }
     if (failed) return GPUCOR_ERR_ALLOC;
     if (stop) return GPUCOR_ERR_INTERRUPT;
+    if (host->progress) host->progress(host->progress_ctx, 1.0);
     return GPUCOR_OK;
 }

@@ -1,0 +1,76 @@
+# gpucor's options, each read and validated in one place (.opt): a value
+# that makes no sense stops the call with an error naming the option and
+# what it accepts, instead of a coercion warning on every call or being
+# ignored.  The options are documented in ?gpucor-options (R/backend.R).
+
+.flag_opt <- function(v) if (is.logical(v) && length(v) == 1L && !is.na(v)) v
+
+.count_opt <- function(v)
+  if (is.numeric(v) && length(v) == 1L && is.finite(v) && v >= 0 && v == floor(v)) as.double(v)
+
+# A size in bytes: a number, or a string with a unit ("8GB", "512 MiB").
+.size_units <- c(B = 1, KB = 1e3, MB = 1e6, GB = 1e9, TB = 1e12,
+                 KIB = 2^10, MIB = 2^20, GIB = 2^30, TIB = 2^40)
+.parse_size <- function(v) {
+  if (is.numeric(v) && length(v) == 1L && is.finite(v) && v >= 0) return(as.double(v))
+  if (!is.character(v) || length(v) != 1L || is.na(v)) return(NULL)
+  m <- regmatches(v, regexec("^\\s*([0-9]*\\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\\s*([A-Za-z]*)\\s*$", v))[[1L]]
+  if (length(m) != 3L) return(NULL)
+  unit <- toupper(m[3L])
+  if (!nzchar(unit)) unit <- "B"
+  if (!unit %in% names(.size_units)) return(NULL)
+  as.double(m[2L]) * .size_units[[unit]]
+}
+
+.gpucor_option_specs <- list(
+  gpucor.backend = list(default = "auto", accepts = "\"auto\", \"cpu\" or \"gpu\"",
+    parse = function(v) if (is.character(v) && length(v) == 1L && v %in% c("auto", "cpu", "gpu")) v),
+  gpucor.threads = list(default = NULL, accepts = "a positive whole number",
+    parse = function(v) if (!is.null(n <- .count_opt(v)) && n >= 1) n),
+  gpucor.gpu_memory = list(default = 0, accepts = paste(
+    "a size in bytes: a number, or a string such as \"8GB\" or \"512 MiB\"",
+    "(units B, KB, MB, GB, TB, KiB, MiB, GiB, TiB); 0 for the memory free"),
+    parse = .parse_size),
+  gpucor.gpu_min_work = list(default = NULL, accepts = "a non-negative number",
+    parse = function(v) if (is.numeric(v) && length(v) == 1L && !is.na(v) && v >= 0) as.double(v)),
+  gpucor.gpu_slab = list(default = 0, accepts = "a non-negative whole number (0: automatic)",
+    parse = .count_opt),
+  gpucor.cpu_tile = list(default = 0, accepts = "a non-negative whole number (0: automatic)",
+    parse = .count_opt),
+  gpucor.progress = list(default = TRUE, accepts = "TRUE or FALSE", parse = .flag_opt),
+  gpucor.profile = list(default = FALSE, accepts = "TRUE or FALSE", parse = .flag_opt),
+  gpucor.memory_guard = list(default = TRUE, accepts = "TRUE or FALSE", parse = .flag_opt),
+  gpucor.verbose = list(default = FALSE, accepts = "TRUE or FALSE", parse = .flag_opt))
+
+# The value of option 'name', validated; its default when unset.
+.opt <- function(name) {
+  spec <- .gpucor_option_specs[[name]]
+  v <- getOption(name)
+  if (is.null(v)) return(spec$default)
+  out <- spec$parse(v)
+  if (is.null(out))
+    stop(sprintf("option '%s' must be %s, not %s", name, spec$accepts,
+                 paste(deparse(v, width.cutoff = 60L), collapse = " ")), call. = FALSE)
+  out
+}
+
+# The 'verbose' argument (default: option gpucor.verbose).
+.check_verbose <- function(verbose) {
+  if (!is.logical(verbose) || length(verbose) != 1L || is.na(verbose))
+    stop("'verbose' must be TRUE or FALSE", call. = FALSE)
+  verbose
+}
+
+# What verbose = TRUE says after an engine call: which engine ran, where,
+# on how many threads or in which precision, and how long it took.
+# 'threads' is the CPU engine's team size (NULL when the GPU ran).  Takes
+# only small values: a large result passed through a closure would be
+# copied at its next attribute change.
+.engine_report <- function(fun, threads, precision, seconds) {
+  what <- if (is.null(threads)) {
+    sprintf("GPU engine on %s, %s precision", gpu_info()$name, precision)
+  } else {
+    sprintf("CPU engine, %d thread%s", threads, if (threads == 1L) "" else "s")
+  }
+  message(sprintf("%s: %s, %.3f s", fun, what, seconds))
+}
