@@ -109,7 +109,8 @@ gpu_info <- function() {
 #' sense stops the call with an error naming the option and what it
 #' accepts.
 #'
-#' @name gpucor-options
+#' @name gpucor_options
+#' @aliases gpucor-options
 NULL
 
 # "cpu" or "gpu" for a requested backend.  'work' is pairs x observations

@@ -83,3 +83,34 @@
   k <- if (b < 1024) 1L else min(length(u), floor(log(b, 1024)) + 1L)
   if (k == 1L) sprintf("%.0f bytes", b) else sprintf("%.1f %s", b / 1024^(k - 1L), u[k])
 }
+
+# The containers users hold, as a plain matrix for the engines.
+# SummarizedExperiment (its assay 'assay', default the first) and
+# ExpressionSet (exprs()) hold features in rows: features are the
+# variables of gpu_cor() (so the assay is transposed) and the items of
+# gpu_dist() (rows, as they are).  Matrix (sparse or dense), DelayedArray /
+# HDF5Array and bigmemory's big.matrix are read into a dense matrix, after
+# the memory guard: gpucor does not yet read them in blocks.  Other S4
+# objects stop with their class named; everything else passes unchanged to
+# stats' own checks.
+.as_input <- function(x, what, assay, features_are_variables) {
+  if (is.null(x) || !isS4(x) && !inherits(x, "big.matrix")) return(x)
+  if (inherits(x, "SummarizedExperiment") || inherits(x, "ExpressionSet")) {
+    m <- if (inherits(x, "ExpressionSet")) Biobase::exprs(x)
+         else SummarizedExperiment::assay(x, assay, withDimnames = TRUE)
+    m <- .as_input(m, what, assay, FALSE)
+    return(if (features_are_variables) t(m) else m)
+  }
+  if (inherits(x, c("Matrix", "DelayedArray", "big.matrix"))) {
+    cls <- class(x)[1L]
+    .memory_guard(8 * as.double(nrow(x)) * ncol(x),
+                  sprintf("the dense copy of '%s' (a %s, %d x %d)", what, cls, nrow(x), ncol(x)),
+                  "gpucor reads such inputs whole for now: pass a subset of it.")
+    m <- if (inherits(x, "big.matrix")) x[, , drop = FALSE] else as.matrix(x)
+    return(m)
+  }
+  stop(sprintf(paste("'%s' is an object of class \"%s\": pass a numeric matrix,",
+                     "data frame or vector, or a SummarizedExperiment, ExpressionSet,",
+                     "Matrix, DelayedArray or big.matrix"), what, class(x)[1L]),
+       call. = FALSE)
+}

@@ -43,7 +43,11 @@
 #' cosine distance needs one shared coordinate, the others two.
 #'
 #' @param x a numeric matrix or data frame (or a vector, taken as one
-#'   column); integer and logical values are coerced to double.
+#'   column); integer and logical values are coerced to double.  A
+#'   `SummarizedExperiment` or `ExpressionSet` gives the distances between
+#'   its features (rows): `gpu_dist(se)` is `gpu_dist(assay(se))`.  A
+#'   `Matrix`, `DelayedArray`/`HDF5Array` or `bigmemory::big.matrix` is
+#'   read into a dense matrix first (after the memory check).
 #' @param method the distance, one of `"euclidean"` (default), `"maximum"`,
 #'   `"manhattan"`, `"canberra"`, `"binary"`, `"minkowski"`,
 #'   `"correlation"`, `"abscorrelation"`, `"spearman"`, `"kendall"`,
@@ -71,8 +75,9 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
                      diag = FALSE, upper = FALSE, p = 2,
                      backend = getOption("gpucor.backend", "auto"),
                      precision = c("double", "single"),
-                     verbose = getOption("gpucor.verbose", FALSE)) {
+                     verbose = getOption("gpucor.verbose", FALSE), assay = 1L) {
   verbose <- .check_verbose(verbose)
+  x <- .as_input(x, "x", assay, FALSE)
   if (identical(method, .gpucor_dist_methods)) method <- "euclidean"
   if (!is.character(method) || length(method) != 1L || is.na(method))
     stop("invalid distance method")

@@ -1,7 +1,7 @@
 # gpucor's options, each read and validated in one place (.opt): a value
 # that makes no sense stops the call with an error naming the option and
 # what it accepts, instead of a coercion warning on every call or being
-# ignored.  The options are documented in ?gpucor-options (R/backend.R).
+# ignored.  The options are documented in ?gpucor_options (R/backend.R).
 
 .flag_opt <- function(v) if (is.logical(v) && length(v) == 1L && !is.na(v)) v
 
