@@ -94,7 +94,7 @@
 # objects stop with their class named; everything else passes unchanged to
 # stats' own checks.
 .as_input <- function(x, what, assay, features_are_variables) {
-  if (is.null(x) || !isS4(x) && !inherits(x, "big.matrix")) return(x)
+  if (!isS4(x)) return(x)
   if (inherits(x, "SummarizedExperiment") || inherits(x, "ExpressionSet")) {
     m <- if (inherits(x, "ExpressionSet")) Biobase::exprs(x)
          else SummarizedExperiment::assay(x, assay, withDimnames = TRUE)
@@ -106,8 +106,9 @@
     .memory_guard(8 * as.double(nrow(x)) * ncol(x),
                   sprintf("the dense copy of '%s' (a %s, %d x %d)", what, cls, nrow(x), ncol(x)),
                   "gpucor reads such inputs whole for now: pass a subset of it.")
-    m <- if (inherits(x, "big.matrix")) x[, , drop = FALSE] else as.matrix(x)
-    return(m)
+    # big.matrix's as.matrix() is an S4 method base::as.matrix does not see
+    # from here; its `[` is
+    return(if (inherits(x, "big.matrix")) x[, , drop = FALSE] else as.matrix(x))
   }
   stop(sprintf(paste("'%s' is an object of class \"%s\": pass a numeric matrix,",
                      "data frame or vector, or a SummarizedExperiment, ExpressionSet,",

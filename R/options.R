@@ -56,8 +56,7 @@
 
 # The 'verbose' argument (default: option gpucor.verbose).
 .check_verbose <- function(verbose) {
-  if (!is.logical(verbose) || length(verbose) != 1L || is.na(verbose))
-    stop("'verbose' must be TRUE or FALSE", call. = FALSE)
+  if (is.null(.flag_opt(verbose))) stop("'verbose' must be TRUE or FALSE", call. = FALSE)
   verbose
 }
 

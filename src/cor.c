@@ -41,7 +41,7 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts)
     size_t nobs = isNull(rows) ? n : (size_t) XLENGTH(rows);
 
     SEXP ans = PROTECT(allocMatrix(REALSXP, (int) p, (int) q)); nprot++;
-    gc_sink sink = {SINK_DENSE, EPI_IDENTITY, isNull(y), p, q, REAL(ans), o.nthreads};
+    gc_sink sink = {SINK_DENSE, EPI_IDENTITY, isNull(y), p, q, REAL(ans)};
     gpucor_progress pr;
     gc_host host;
     gpucor_host_init(&host, &o, &pr);

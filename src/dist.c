@@ -99,7 +99,7 @@ SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts)
     gc_sink sink = {SINK_DIST,
                     m <= DIST_MINKOWSKI ? EPI_IDENTITY
                     : m == DIST_ABSCORRELATION ? EPI_ONE_MINUS_ABS : EPI_ONE_MINUS,
-                    0, n, n, REAL(ans), o.nthreads};
+                    0, n, n, REAL(ans)};
     gpucor_progress pr;
     gc_host host;
     gpucor_host_init(&host, &o, &pr);

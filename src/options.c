@@ -50,13 +50,10 @@ void gpucor_host_init(gc_host *h, const gc_opts *o, gpucor_progress *pr)
 {
     memset(h, 0, sizeof *h);
     gpucor_progress_init(pr, o->progress);
+    h->opts = o;
     h->interrupted = gpucor_interrupted;
     h->progress = gpucor_progress_update;
     h->progress_ctx = pr;
-    h->nthreads = o->nthreads;
-    h->mem_cap = o->gpu_memory;
-    h->panel_cols = o->gpu_panel;
-    h->tile = o->cpu_tile;
 }
 
 void gpucor_set_timing(SEXP ans, const gc_opts *o, const double *seconds)

@@ -210,10 +210,10 @@ int cpu_cor_run(cor_problem *pb)
         dy = pb->y ? malloc(q * pb->nobs * sizeof(int)) : dx;
         if (!dx || !dy) { status = GPUCOR_ERR_ALLOC; goto cleanup; }
         status = prepare_kendall(pb->x, pb->p, pb->ldx, pb->rows, pb->nobs, dx,
-                                 fx, pb->host->nthreads);
+                                 fx, pb->host->opts->nthreads);
         if (status == GPUCOR_OK && pb->y)
             status = prepare_kendall(pb->y, q, pb->ldy, pb->rows, pb->nobs, dy,
-                                     fy, pb->host->nthreads);
+                                     fy, pb->host->opts->nthreads);
     } else {
         zx = malloc(pb->p * ld * sizeof(double));
         zy = pb->y ? malloc(q * ld * sizeof(double)) : zx;
@@ -226,11 +226,11 @@ int cpu_cor_run(cor_problem *pb)
                       : (pairwise && !rank) ? MEAN_PAIRWISE : MEAN_R_TWO_PASS;
         status = cpu_standardize(pb->x, pb->n, pb->p, pb->ldx, 1, pb->rows,
                                  pb->nobs, rank, mean_kind, zx, ld, fx,
-                                 pb->host->nthreads);
+                                 pb->host->opts->nthreads);
         if (status == GPUCOR_OK && pb->y)
             status = cpu_standardize(pb->y, pb->n, q, pb->ldy, 1, pb->rows,
                                      pb->nobs, rank, mean_kind, zy, ld, fy,
-                                     pb->host->nthreads);
+                                     pb->host->opts->nthreads);
     }
     if (status != GPUCOR_OK) goto cleanup;
 
@@ -247,7 +247,8 @@ int cpu_cor_run(cor_problem *pb)
     size_t n = pb->n;
     size_t scratch = kendall ? (6 * n + 2) * sizeof(int)
                              : (pairwise ? 4 * n * sizeof(double) + 2 * n * sizeof(size_t) : 0);
-    size_t tile = pb->host->tile ? pb->host->tile : kendall ? TILE_KENDALL : TILE_DOT;
+    size_t tile = pb->host->opts->cpu_tile ? pb->host->opts->cpu_tile
+                  : kendall ? TILE_KENDALL : TILE_DOT;
     status = cpu_tiles_run(pb->p, q, c.symmetric, tile, fill, &c, scratch,
                            pb->sink, pb->host, &pb->threads_used);
     if (status != GPUCOR_OK) goto cleanup;

@@ -237,7 +237,7 @@ int cpu_dist_run(dist_problem *pb)
     int status = GPUCOR_OK;
     if (!xt || !finite) { status = GPUCOR_ERR_ALLOC; goto cleanup; }
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(pb->host->nthreads) schedule(static)
+#pragma omp parallel for num_threads(pb->host->opts->nthreads) schedule(static)
 #endif
     for (size_t i = 0; i < n; i++) {
         double *row = xt + i * ld;
@@ -250,8 +250,9 @@ int cpu_dist_run(dist_problem *pb)
         finite[i] = fin;
     }
     dist_ctx c = {pb, xt, ld, finite, 0};
-    status = cpu_tiles_run(n, n, 1, pb->host->tile ? pb->host->tile : TILE_DIST,
-                           fill, &c, 0, pb->sink, pb->host, &pb->threads_used);
+    size_t tile = pb->host->opts->cpu_tile ? pb->host->opts->cpu_tile : TILE_DIST;
+    status = cpu_tiles_run(n, n, 1, tile, fill, &c, 0, pb->sink, pb->host,
+                           &pb->threads_used);
     pb->nonfinite_binary = c.nonfinite;
 cleanup:
     free(xt);

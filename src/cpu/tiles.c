@@ -21,7 +21,7 @@ int cpu_tiles_run(size_t p, size_t q, int symmetric, size_t tile,
                   tile_fill_fn fill, void *fill_ctx, size_t scratch_bytes,
                   const gc_sink *sink, const gc_host *host, int *team)
 {
-    int nthreads = host->nthreads;
+    int nthreads = host->opts->nthreads;
     gpucor_interrupt_fn interrupted = host->interrupted;
     if (team) *team = 1;
     if (p == 0 || q == 0) return GPUCOR_OK;

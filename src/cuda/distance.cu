@@ -21,11 +21,11 @@
  * Single precision keeps float's speed without float's range: the data is
  * scaled by a power of two chosen per metric so that no sum can overflow
  * (sums of squares, of p-th powers, of differences), and the sink's
- * commit undoes the scale in double (the tile's scale).  Power sums that come out so small that
- * terms may have underflowed (below 2^-100) are marked, and a second
- * kernel -- queued after every panel, returning at once when nothing was
- * marked -- recomputes just those pairs from the same floats with double
- * accumulation.  So no distance that a double can hold becomes Inf or 0
+ * commit undoes the scale in double (the tile's scale).  Power sums that
+ * come out so small that terms may have underflowed (below 2^-100) are
+ * marked, and a second kernel -- queued after every panel, returning at
+ * once when nothing was marked -- recomputes just those pairs from the same
+ * floats with double accumulation.  So no distance that a double can hold becomes Inf or 0
  * for float's sake.  Data spanning more than float's range (after the
  * scaling, a nonzero |value| below FLT_MIN), and minkowski with p < 1
  * (whose distances grow as count^(1/p)), are computed in double.
@@ -357,13 +357,8 @@ static int produce(void *vctx, size_t j0, size_t j1, gc_tile *t,
     case DIST_BINARY:    status = launch<S, op_binary>(c, j0, j1, dout, st, msg, msgcap); break;
     default:             status = launch<S, op_minkowski>(c, j0, j1, dout, st, msg, msgcap); break;
     }
-    t->i0 = j0;
-    t->ni = t->ld = c->n - j0;
-    t->j0 = j0;
-    t->nj = j1 - j0;
-    t->val = c->buf;
-    t->is_float = sizeof(S) == sizeof(float);
-    t->scale = c->scale;
+    /* rows j0 .. n - 1: a dist's pairs i > j */
+    gc_cuda_panel_tile(j0, c->n, j0, j1, c->buf, sizeof(S) == sizeof(float), c->scale, t);
     return status;
 }
 

@@ -15,8 +15,7 @@ __global__ static void pack_dist(const T *val, size_t ld, size_t i0, size_t ni,
     if (i >= p || i < i0 || i >= i0 + ni) return;
     T r = val[(i - i0) + b * ld];
     /* NA and NaN pass as they are (arithmetic would lose R's NA payload) */
-    if (!isnan(r) && epi != EPI_IDENTITY)
-        r = epi == EPI_ONE_MINUS ? (T) 1 - r : (T) 1 - fabs(r);
+    if (!isnan(r)) r = (T) gc_epilogue(epi, r);
     out[dist_offset(p, j) - dist_offset(p, j0) + (i - j - 1)] = r;
 }
 

@@ -20,8 +20,8 @@ size_t gpucor_device_budget(const gc_host *host, size_t used)
     }
     /* what is free now already excludes 'used' */
     size_t b = (size_t) (0.9 * (double) fr);
-    if (host->mem_cap > 0) {
-        double left = host->mem_cap - (double) used;
+    if (host->opts->gpu_memory > 0) {
+        double left = host->opts->gpu_memory - (double) used;
         if (left < (double) b) b = left > 0 ? (size_t) left : 0;
     }
     return b;
@@ -39,7 +39,7 @@ int gc_cuda_plan(const gc_sink *sink, size_t ncols, size_t rows, size_t elt,
     size_t avail = gpucor_device_budget(host, used);
     size_t col = rows * elt + extra + gc_cuda_sink_col_bytes(sink, elt);
     if (gc_plan_panels(ncols, col, sink->p * elt, GPUCOR_PANEL_BYTES, avail,
-                       align, max_w, host->panel_cols, pl))
+                       align, max_w, host->opts->gpu_panel, pl))
         return GPUCOR_OK;
     if (sink->p * elt > GPUCOR_PANEL_BYTES)
         snprintf(msg, msgcap, "a result column of %.1f MiB exceeds the %.0f MiB "
@@ -107,7 +107,7 @@ int gc_cuda_run(gc_panel_fn panel, void *self, const gc_plan *pl, int is_float,
             host->seconds[0] += now() - t;
             t = now();
             gc_sink_commit(sink, staged[a].offset, stage[a], staged[a].count,
-                           is_float, staged[a].scale);
+                           is_float, staged[a].scale, host->opts->nthreads);
             host->seconds[1] += now() - t;
             if (host->progress) host->progress(host->progress_ctx, (double) s / npanels);
         }
@@ -132,15 +132,20 @@ int gpucor_plan_panels(const dev_problem *d, size_t elt, size_t per_col,
                         d->host, pl, msg, msgcap);
 }
 
-void gpucor_panel_tile(const dev_problem *d, size_t j0, size_t j1,
-                       const void *val, int is_float, gc_tile *t)
+void gc_cuda_panel_tile(size_t i0, size_t rows, size_t j0, size_t j1,
+                        const void *val, int is_float, double scale, gc_tile *t)
 {
-    t->i0 = panel_i0(*d, j0);
-    t->ni = d->v - t->i0;
-    t->ld = t->ni;
+    t->i0 = i0;
+    t->ni = t->ld = rows - i0;
     t->j0 = j0;
     t->nj = j1 - j0;
     t->val = val;
     t->is_float = is_float;
-    t->scale = 1.0;
+    t->scale = scale;
+}
+
+void gpucor_panel_tile(const dev_problem *d, size_t j0, size_t j1,
+                       const void *val, int is_float, gc_tile *t)
+{
+    gc_cuda_panel_tile(panel_i0(*d, j0), d->v, j0, j1, val, is_float, 1.0, t);
 }

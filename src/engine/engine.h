@@ -45,15 +45,13 @@ typedef struct {
     size_t cpu_tile;     /* force the CPU tile side (tests); 0: automatic */
 } gc_opts;
 
-/* ---- what the engines call back between tiles or panels ------------------ */
+/* ---- what an engine call gets: the options, and hooks called between
+ * tiles or panels from the calling thread ----------------------------------- */
 typedef struct {
+    const gc_opts *opts;
     gpucor_interrupt_fn interrupted;          /* nonzero: stop */
     void (*progress)(void *ctx, double frac); /* may be NULL */
     void *progress_ctx;
-    int nthreads;                             /* CPU threads */
-    double mem_cap;                           /* gc_opts.gpu_memory */
-    size_t panel_cols;                        /* gc_opts.gpu_panel */
-    size_t tile;                              /* gc_opts.cpu_tile */
     double seconds[3];                        /* out (GPU): waiting for the device,
                                                  committing into R memory, total */
 } gc_host;
@@ -85,7 +83,6 @@ typedef struct {
     int symmetric;       /* dense: CPU tiles hold j <= i; the sink mirrors them */
     size_t p, q;
     double *out;         /* the R result, gc_sink_len() doubles */
-    int nthreads;        /* threads for the GPU's commits */
 } gc_sink;
 
 size_t gc_sink_len(const gc_sink *s);
@@ -97,12 +94,14 @@ void gc_sink_begin(const gc_sink *s);
 void gc_sink_emit(const gc_sink *s, const gc_tile *t);
 /* CUDA engine: 'count' values staged contiguously by the sink's device
  * half go to out[offset ...]: widened from float, multiplied by 'scale',
- * NA kept, over the sink's threads. */
+ * NA kept, over nthreads threads. */
 void gc_sink_commit(const gc_sink *s, size_t offset, const void *src,
-                    size_t count, int is_float, double scale);
+                    size_t count, int is_float, double scale, int nthreads);
 
-/* Epilogue of one value (host). */
-static inline double gc_epilogue(int epi, double r)
+/* Epilogue of one value, on the host (sink_*.c) and the device (pack.cu;
+ * a float's 1 - r is exact in double, so rounding it back to float gives
+ * float arithmetic's result). */
+GC_HOST_DEVICE static inline double gc_epilogue(int epi, double r)
 {
     if (epi == EPI_IDENTITY || r != r) return r;
     return epi == EPI_ONE_MINUS ? 1.0 - r : 1.0 - (r < 0 ? -r : r);

@@ -25,7 +25,7 @@ void gc_sink_emit(const gc_sink *s, const gc_tile *t)
 }
 
 void gc_sink_commit(const gc_sink *s, size_t offset, const void *src,
-                    size_t count, int is_float, double scale)
+                    size_t count, int is_float, double scale, int nthreads)
 {
-    gc_copy_out(s->out + offset, src, count, is_float, scale, s->nthreads);
+    gc_copy_out(s->out + offset, src, count, is_float, scale, nthreads);
 }
