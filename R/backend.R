@@ -32,7 +32,12 @@ gpu_available <- function() {
 #' @rdname gpu_available
 #' @return `gpu_info()`: a list with `built_with_cuda`, `available`,
 #'   `reason`, `device_count`, `name`, `memory_total` and `memory_free`
-#'   (bytes), `compute_capability`, `driver_version` and `runtime_version`.
+#'   (bytes), `compute_capability` (these of the first device),
+#'   `driver_version`, `runtime_version`, and `devices`: a data frame with
+#'   one row per visible device (`id`, the CUDA ordinal that argument
+#'   `devices` of [gpu_cor()] and option `gpucor.devices` take; `name`;
+#'   `memory_total`; `compute_capability`; `multiprocessors`), read without
+#'   creating a context on any device.
 #' @export
 gpu_info <- function() {
   .Call(C_gpucor_gpu_info)
@@ -67,6 +72,16 @@ gpu_info <- function() {
 #'     stops with the size needed, the size available and what to do
 #'     instead, rather than failing after a long pause or being killed by
 #'     the operating system.  `FALSE` turns the check off (default `TRUE`).}
+#'   \item{`gpucor.devices`}{The default of argument `devices` of
+#'     [gpu_cor()] and [gpu_dist()]: which GPUs the GPU engine uses, as CUDA
+#'     ordinals (`gpu_info()$devices$id`), or `"all"`.  Default `0`, the
+#'     first visible GPU (`CUDA_VISIBLE_DEVICES` decides which that is).
+#'     Each GPU gets its own worker (stream, cuBLAS handle, staging buffers,
+#'     memory budget of `gpucor.gpu_memory`); the workers take panels of
+#'     result columns as they finish the last, and R's thread writes every
+#'     panel into the result.  A GPU that fails with a CUDA or memory error
+#'     is left out with a warning, and the others make its panels.  An
+#'     ordinal given twice runs two workers on that GPU.}
 #'   \item{`gpucor.gpu_memory`}{GPU memory one call may use: a number of
 #'     bytes, or a string with a unit, such as `"8GB"` or `"512 MiB"` (units
 #'     B, KB, MB, GB, TB in powers of 1000; KiB, MiB, GiB, TiB in powers of
@@ -170,8 +185,10 @@ NULL
 # memory cap (bytes, 0 = free memory), the forced GPU panel width and CPU
 # tile side (0 = automatic; for tests), the progress bar, and stage timing
 # (bench/gpu.R reads it from attribute "timing").
-.engine_opts <- function(backend, precision, verbose = FALSE) {
+.engine_opts <- function(backend, precision, verbose = FALSE,
+                         devices = .opt("gpucor.devices")) {
   list(gpu = backend == "gpu",
+       devices = devices,
        single = precision == "single",
        threads = .threads(),
        gpu_memory = .opt("gpucor.gpu_memory"),

@@ -41,6 +41,13 @@
 #' @param backend `"auto"`, `"cpu"` or `"gpu"`; see [gpucor_options].
 #' @param precision `"double"` or `"single"`, for the GPU engine; the CPU
 #'   engine always computes in double precision.
+#' @param devices which GPUs the GPU engine uses: CUDA ordinals as
+#'   `gpu_info()$devices` lists them (from 0), or `"all"` for every visible
+#'   GPU.  Default: option `gpucor.devices`, else `0`, the first GPU.  With
+#'   several, each GPU makes whole panels of result columns; the values do
+#'   not depend on how many GPUs made them (on GPUs of one model).  Dense
+#'   results are bound by writing host memory, so more GPUs speed up the
+#'   compute-bound methods (Kendall, pairwise complete observations) most.
 #' @param assay for a `SummarizedExperiment` (or a `SingleCellExperiment`),
 #'   which assay to use: a number or a name (default the first).
 #' @param verbose `TRUE` to say, in a message, which engine ran (the GPU
@@ -60,8 +67,10 @@ gpu_cor <- function(x, y = NULL, use = "everything",
                     method = c("pearson", "kendall", "spearman"),
                     backend = getOption("gpucor.backend", "auto"),
                     precision = c("double", "single"),
+                    devices = getOption("gpucor.devices", 0L),
                     verbose = getOption("gpucor.verbose", FALSE), assay = 1L) {
   verbose <- .check_verbose(verbose)
+  devices <- .check_devices(devices)
   x <- .as_input(x, "x", assay, TRUE)
   y <- .as_input(y, "y", assay, TRUE)
   # stats' pmatch over its own order, then our enum's order
@@ -135,10 +144,11 @@ gpu_cor <- function(x, y = NULL, use = "everything",
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
   t0 <- proc.time()[["elapsed"]]
   r <- .Call(C_gpucor_cor, x, y, match(method, c("pearson", "spearman", "kendall")),
-             use, rows, .engine_opts(backend, precision, verbose))
+             use, rows, .engine_opts(backend, precision, verbose, devices))
   done <- TRUE
   if (verbose) {
-    .engine_report("gpu_cor", attr(r, "threads"), precision, proc.time()[["elapsed"]] - t0)
+    .engine_report("gpu_cor", attr(r, "threads"), precision, proc.time()[["elapsed"]] - t0,
+                   devices)
     if (!.opt("gpucor.profile")) attr(r, "threads") <- attr(r, "timing") <- NULL
   }
   sd0 <- isTRUE(attr(r, "sd0"))

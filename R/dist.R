@@ -75,8 +75,10 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
                      diag = FALSE, upper = FALSE, p = 2,
                      backend = getOption("gpucor.backend", "auto"),
                      precision = c("double", "single"),
+                     devices = getOption("gpucor.devices", 0L),
                      verbose = getOption("gpucor.verbose", FALSE), assay = 1L) {
   verbose <- .check_verbose(verbose)
+  devices <- .check_devices(devices)
   x <- .as_input(x, "x", assay, FALSE)
   if (identical(method, .gpucor_dist_methods)) method <- "euclidean"
   if (!is.character(method) || length(method) != 1L || is.na(method))
@@ -112,10 +114,11 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
   done <- FALSE
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
   t0 <- proc.time()[["elapsed"]]
-  d <- .Call(C_gpucor_dist, x, m, as.double(p), .engine_opts(backend, precision, verbose))
+  d <- .Call(C_gpucor_dist, x, m, as.double(p), .engine_opts(backend, precision, verbose, devices))
   done <- TRUE
   if (verbose)
-    .engine_report("gpu_dist", attr(d, "threads"), precision, proc.time()[["elapsed"]] - t0)
+    .engine_report("gpu_dist", attr(d, "threads"), precision, proc.time()[["elapsed"]] - t0,
+                   devices)
   sd0 <- isTRUE(attr(d, "sd0"))
   nonfinite <- isTRUE(attr(d, "nonfinite"))
   timing <- attr(d, "timing")          # these two only with option gpucor.profile

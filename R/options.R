@@ -22,6 +22,14 @@
   as.double(m[2L]) * .size_units[[unit]]
 }
 
+# GPU ordinals (CUDA's, from 0; one may repeat) or "all" (-1 for the engine).
+.devices_opt <- function(v) {
+  if (identical(v, "all")) return(-1L)
+  if (is.numeric(v) && length(v) >= 1L && length(v) <= 16L && all(is.finite(v)) &&
+      all(v >= 0) && all(v == floor(v)) && all(v < .Machine$integer.max)) as.integer(v)
+}
+.devices_accepts <- "\"all\" or GPU ordinals (whole numbers from 0, as gpu_info()$devices lists them; at most 16)"
+
 .gpucor_option_specs <- list(
   gpucor.backend = list(default = "auto", accepts = "\"auto\", \"cpu\" or \"gpu\"",
     parse = function(v) if (is.character(v) && length(v) == 1L && v %in% c("auto", "cpu", "gpu")) v),
@@ -33,6 +41,7 @@
     parse = .parse_size),
   gpucor.gpu_min_work = list(default = NULL, accepts = "a non-negative number",
     parse = function(v) if (is.numeric(v) && length(v) == 1L && !is.na(v) && v >= 0) as.double(v)),
+  gpucor.devices = list(default = 0L, accepts = .devices_accepts, parse = .devices_opt),
   gpucor.gpu_slab = list(default = 0, accepts = "a non-negative whole number (0: automatic)",
     parse = .count_opt),
   gpucor.cpu_tile = list(default = 0, accepts = "a non-negative whole number (0: automatic)",
@@ -54,6 +63,13 @@
   out
 }
 
+# The 'devices' argument (default: option gpucor.devices), for the engine.
+.check_devices <- function(devices) {
+  out <- .devices_opt(devices)
+  if (is.null(out)) stop("'devices' must be ", .devices_accepts, call. = FALSE)
+  out
+}
+
 # The 'verbose' argument (default: option gpucor.verbose).
 .check_verbose <- function(verbose) {
   if (is.null(.flag_opt(verbose))) stop("'verbose' must be TRUE or FALSE", call. = FALSE)
@@ -65,9 +81,13 @@
 # 'threads' is the CPU engine's team size (NULL when the GPU ran).  Takes
 # only small values: a large result passed through a closure would be
 # copied at its next attribute change.
-.engine_report <- function(fun, threads, precision, seconds) {
+.engine_report <- function(fun, threads, precision, seconds, devices = 0L) {
   what <- if (is.null(threads)) {
-    sprintf("GPU engine on %s, %s precision", gpu_info()$name, precision)
+    tab <- gpu_info()$devices
+    ids <- if (identical(devices, -1L)) tab$id else devices
+    sprintf("GPU engine on %s, %s precision",
+            paste(sprintf("GPU %d (%s)", ids, tab$name[match(ids, tab$id)]), collapse = ", "),
+            precision)
   } else {
     sprintf("CPU engine, %d thread%s", threads, if (threads == 1L) "" else "s")
   }

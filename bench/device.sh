@@ -5,6 +5,7 @@
 #   the GPU benchmark.  Usage there (from the repository root):
 #     bash bench/device.sh [tests] [sanitize] [racecheck] [bench] [bench-<part>]
 #                          [identical] [compare] [big] [interrupt] [smoke]
+#                          [devices] [profile]
 #   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all;
 #   compare times the GPU cases of bench/compare_case.R with the build of
 #   .bench-base/ -- a carried copy of the code before the change, made with
@@ -112,6 +113,11 @@ R
   while [ ! -s /tmp/int.pid ]; do sleep 0.2; done
   sleep 1.5; kill -INT "$(cat /tmp/int.pid)"
   wait $rpid; echo "Rscript exit: $?"; cat "$OUT/interrupt.log" ;;
+devices)
+  # several workers on one call (DEVICES: "all", or ordinals such as 0,0)
+  Rscript bench/devices.R ${DEVICES_N:-50000} ${DEVICES_P:-2000} ${DEVICES:-all} 2>&1 | tee "$OUT/devices.log" | tail -8 ;;
+profile)
+  Rscript bench/profile_dense.R 20000 50000 2>&1 | tee "$OUT/profile.log" | tail -8 ;;
 smoke)
   Rscript bench/na_smoke.R 2>&1 | tee "$OUT/smoke.log" | tail -70 ;;
 bench|bench-*)

@@ -71,6 +71,7 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts)
         sd0 = a.pairwise ? a.sd0
                          : cpu_sd0_rule(flags, p, isNull(y) ? NULL : flags + p, q);
         gpucor_set_timing(ans, &o, host.seconds);
+        if (host.note[0]) warning("gpu_cor: %s", host.note);
 #else
         error("gpu_cor: gpucor was built without CUDA");
 #endif

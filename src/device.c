@@ -16,8 +16,49 @@
 static const char *info_names[] = {
     "built_with_cuda", "available", "reason", "device_count", "name",
     "memory_total", "memory_free", "compute_capability",
-    "driver_version", "runtime_version", ""
+    "driver_version", "runtime_version", "devices", ""
 };
+
+#define MAX_ROWS 64
+
+/* gpu_info()$devices: one row per visible device (none without CUDA). */
+static SEXP device_table(void)
+{
+    static const char *cols[] = {"id", "name", "memory_total",
+                                 "compute_capability", "multiprocessors", ""};
+    int n = 0;
+#ifdef GPUCOR_CUDA
+    gpucor_device_row rows[MAX_ROWS];
+    n = gpucor_cuda_devices(rows, MAX_ROWS);
+#endif
+    SEXP df = PROTECT(Rf_mkNamed(VECSXP, cols));
+    SEXP id = PROTECT(allocVector(INTSXP, n)), nm = PROTECT(allocVector(STRSXP, n));
+    SEXP mem = PROTECT(allocVector(REALSXP, n)), cc = PROTECT(allocVector(STRSXP, n));
+    SEXP sm = PROTECT(allocVector(INTSXP, n));
+    for (int k = 0; k < n; k++) {
+#ifdef GPUCOR_CUDA
+        char buf[32];
+        INTEGER(id)[k] = k;
+        SET_STRING_ELT(nm, k, mkChar(rows[k].name));
+        REAL(mem)[k] = rows[k].mem_total;
+        snprintf(buf, sizeof buf, "%d.%d", rows[k].cc_major, rows[k].cc_minor);
+        SET_STRING_ELT(cc, k, mkChar(buf));
+        INTEGER(sm)[k] = rows[k].sms;
+#endif
+    }
+    SET_VECTOR_ELT(df, 0, id);
+    SET_VECTOR_ELT(df, 1, nm);
+    SET_VECTOR_ELT(df, 2, mem);
+    SET_VECTOR_ELT(df, 3, cc);
+    SET_VECTOR_ELT(df, 4, sm);
+    SEXP rn = PROTECT(allocVector(INTSXP, 2));
+    INTEGER(rn)[0] = NA_INTEGER;
+    INTEGER(rn)[1] = -n;
+    setAttrib(df, R_RowNamesSymbol, rn);
+    setAttrib(df, R_ClassSymbol, mkString("data.frame"));
+    UNPROTECT(7);
+    return df;
+}
 
 SEXP gpucor_gpu_info(void)
 {
@@ -64,6 +105,7 @@ SEXP gpucor_gpu_info(void)
                                             ? info.driver_version : NA_INTEGER));
     SET_VECTOR_ELT(ans, 9, Rf_ScalarInteger(info.runtime_version > 0
                                             ? info.runtime_version : NA_INTEGER));
+    SET_VECTOR_ELT(ans, 10, device_table());
 
     UNPROTECT(nprot);
     return ans;

@@ -125,6 +125,7 @@ SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts)
             flag = a.sd0;
         }
         if (status == GPUCOR_OK) gpucor_set_timing(ans, &o, host.seconds);
+        if (status == GPUCOR_OK && host.note[0]) warning("gpu_dist: %s", host.note);
 #else
         error("gpu_dist: gpucor was built without CUDA");
 #endif

@@ -63,4 +63,14 @@ typedef struct {
  * GPUCOR_ERR_CUDA with a human-readable reason in msg. */
 int gpucor_cuda_query(gpucor_device_info *info, char *msg, size_t msglen);
 
+/* One row of gpu_info()$devices: what the runtime says about a device
+ * without creating a context on it. */
+typedef struct {
+    char name[256];
+    double mem_total;
+    int cc_major, cc_minor, sms;
+} gpucor_device_row;
+/* Rows for devices 0 .. min(count, max) - 1; returns how many. */
+int gpucor_cuda_devices(gpucor_device_row *rows, int max);
+
 #endif

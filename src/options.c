@@ -44,6 +44,16 @@ void gpucor_opts(SEXP list, gc_opts *o)
     if (!R_FINITE(o->gpu_memory)) o->gpu_memory = 0;
     o->gpu_panel = count(list, "gpu_panel");
     o->cpu_tile = count(list, "cpu_tile");
+    /* GPU ordinals, checked by R/options.R; -1 (or nothing): every one */
+    SEXP dev = field(list, "devices");
+    R_xlen_t nd = XLENGTH(dev);
+    if (TYPEOF(dev) != INTSXP || nd < 1 || nd > (R_xlen_t) (sizeof o->devices / sizeof o->devices[0]))
+        error("internal error: invalid engine option 'devices'");
+    o->ndevices = INTEGER(dev)[0] < 0 ? 0 : (int) nd;
+    for (int k = 0; k < o->ndevices; k++) {
+        if (INTEGER(dev)[k] < 0) error("internal error: invalid GPU ordinal");
+        o->devices[k] = INTEGER(dev)[k];
+    }
 }
 
 void gpucor_host_init(gc_host *h, const gc_opts *o, gpucor_progress *pr)

@@ -51,12 +51,13 @@ int gpucor_device_alloc(void **ptr, size_t bytes, const char *what,
         if (status != GPUCOR_OK) goto cleanup;                                \
     } while (0)
 
-/* The per-session context: one stream, one cuBLAS handle and the two
- * pinned staging buffers of the output pipeline, created on first use and
- * kept, because creating them costs more than a small problem's whole run
- * (pinning 2 x 64 MiB alone takes tens of milliseconds).  Released by
- * gpucor_cuda_release() when the package is unloaded, and dropped after
- * any CUDA error so the next call starts clean. */
+/* A worker's context (worker.cu): its device's stream, cuBLAS handle and
+ * the two pinned staging buffers of the output pipeline, created on first
+ * use and kept, because creating them costs more than a small problem's
+ * whole run (pinning 2 x 64 MiB alone takes tens of milliseconds).
+ * Released by gpucor_cuda_release() when the package is unloaded, and
+ * dropped after any CUDA error so the next call starts clean.
+ * gpucor_ctx_get/drop act on the calling worker's own context. */
 typedef struct {
     cudaStream_t st;
     cublasHandle_t h;

@@ -1,6 +1,7 @@
 /*
  * context.cu -- what every engine call shares: error messages, allocation
- * with an informative out-of-memory error.
+ * with an informative out-of-memory error.  (The per-worker contexts are
+ * in worker.cu.)
  */
 #include <string.h>
 #include "check.cuh"
@@ -49,63 +50,4 @@ int gpucor_device_alloc(void **ptr, size_t bytes, const char *what, char *msg,
         return GPUCOR_ERR_ALLOC;
     }
     return gpucor_cuda_fail(msg, cap, "cudaMalloc", e);
-}
-
-static gpucor_ctx the_ctx;
-static int have_ctx = 0;
-
-void gpucor_ctx_drop(void)
-{
-    if (!have_ctx) return;
-    if (the_ctx.st) cudaStreamSynchronize(the_ctx.st);
-    for (int b = 0; b < 2; b++)
-        if (the_ctx.pinned[b]) cudaFreeHost(the_ctx.pinned[b]);
-    if (the_ctx.h) cublasDestroy(the_ctx.h);
-    if (the_ctx.st) cudaStreamDestroy(the_ctx.st);
-    memset(&the_ctx, 0, sizeof the_ctx);
-    have_ctx = 0;
-    (void) cudaGetLastError();
-}
-
-extern "C" void gpucor_cuda_release(void)
-{
-    gpucor_ctx_drop();
-}
-
-extern "C" void gpucor_cuda_forget(void)
-{
-    memset(&the_ctx, 0, sizeof the_ctx);
-    have_ctx = 0;
-}
-
-int gpucor_ctx_get(gpucor_ctx **ctx, size_t pinned_bytes, char *msg,
-                   size_t msgcap)
-{
-    int status = GPUCOR_OK;
-    if (!have_ctx) {
-        memset(&the_ctx, 0, sizeof the_ctx);
-        have_ctx = 1;
-        CU(cudaStreamCreateWithFlags(&the_ctx.st, cudaStreamNonBlocking));
-        CUBLAS(cublasCreate(&the_ctx.h));
-        CUBLAS(cublasSetStream(the_ctx.h, the_ctx.st));
-        int dev = 0;
-        CU(cudaGetDevice(&dev));
-        CU(cudaDeviceGetAttribute(&the_ctx.sms, cudaDevAttrMultiProcessorCount, dev));
-    }
-    if (pinned_bytes > the_ctx.pinned_bytes) {
-        for (int b = 0; b < 2; b++) {
-            if (the_ctx.pinned[b]) cudaFreeHost(the_ctx.pinned[b]);
-            the_ctx.pinned[b] = NULL;
-        }
-        the_ctx.pinned_bytes = 0;
-        for (int b = 0; b < 2; b++)
-            CU(cudaHostAlloc(&the_ctx.pinned[b], pinned_bytes, cudaHostAllocDefault));
-        the_ctx.pinned_bytes = pinned_bytes;
-    }
-    *ctx = &the_ctx;
-    return GPUCOR_OK;
-cleanup:
-    gpucor_ctx_drop();
-    *ctx = NULL;
-    return status;
 }

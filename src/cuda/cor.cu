@@ -14,7 +14,9 @@
  */
 #include <math.h>
 #include <string.h>
+#include <stdlib.h>
 #include "paths.cuh"
+#include "worker.cuh"
 
 static cublasStatus_t gemm_tn(cublasHandle_t h, int m, int n, int k,
                               const double *a, int lda, const double *b,
@@ -269,11 +271,47 @@ cleanup:
     return status;
 }
 
-extern "C" int gpucor_cuda_cor(gpu_cor_args *a, const gc_sink *sink,
-                               gc_host *host, char *msg, size_t msgcap)
+static int cor_job(void *arg, const gc_sink *sink, gc_host *host, char *msg,
+                   size_t msgcap)
 {
-    msg[0] = '\0';
+    gpu_cor_args *a = (gpu_cor_args *) arg;
     a->sd0 = 0;
     if (a->single) return run<float>(a, sink, host, msg, msgcap);
     return run<double>(a, sink, host, msg, msgcap);
+}
+
+extern "C" int gpucor_cuda_cor(gpu_cor_args *a, const gc_sink *sink,
+                               gc_host *host, char *msg, size_t msgcap)
+{
+    gpu_cor_args wa[GC_MAX_WORKERS];
+    gc_worker_result res[GC_MAX_WORKERS];
+    int n = 0;
+    msg[0] = '\0';
+    a->sd0 = 0;
+    int status = gc_cuda_worker_count(host, &n, msg, msgcap);
+    if (status != GPUCOR_OK) return status;
+    /* each worker reports its column flags into its own part */
+    size_t nf = a->flags_out ? (a->rows_are_items ? a->n : a->p) + a->q : 0;
+    unsigned char *flags = nf ? (unsigned char *) malloc(nf * n) : NULL;
+    if (nf && !flags) {
+        snprintf(msg, msgcap, "out of host memory");
+        return GPUCOR_ERR_ALLOC;
+    }
+    for (int k = 0; k < n; k++) {
+        wa[k] = *a;
+        wa[k].flags_out = flags ? flags + k * nf : NULL;
+    }
+    status = gc_cuda_workers(cor_job, wa, sizeof *wa, n, sink, host, res, msg,
+                             msgcap);
+    if (status == GPUCOR_OK) {
+        int from = -1;
+        for (int k = 0; k < n; k++)
+            if (res[k].ok) {
+                a->sd0 |= wa[k].sd0;
+                if (from < 0 || (res[k].panels && !res[from].panels)) from = k;
+            }
+        if (flags && from >= 0) memcpy(a->flags_out, flags + from * nf, nf);
+    }
+    free(flags);
+    return status;
 }

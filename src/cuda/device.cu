@@ -136,3 +136,25 @@ cleanup:
     (void) cudaGetLastError();
     return status;
 }
+
+extern "C" int gpucor_cuda_devices(gpucor_device_row *rows, int max)
+{
+    int count = 0, k;
+    cudaDeviceProp prop;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        (void) cudaGetLastError();
+        return 0;
+    }
+    for (k = 0; k < count && k < max; k++) {
+        if (cudaGetDeviceProperties(&prop, k) != cudaSuccess) {
+            (void) cudaGetLastError();
+            break;
+        }
+        snprintf(rows[k].name, sizeof rows[k].name, "%s", prop.name);
+        rows[k].mem_total = (double) prop.totalGlobalMem;
+        rows[k].cc_major = prop.major;
+        rows[k].cc_minor = prop.minor;
+        rows[k].sms = prop.multiProcessorCount;
+    }
+    return k;
+}

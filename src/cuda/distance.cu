@@ -35,6 +35,7 @@
 #include <string.h>
 #include "run.cuh"
 #include "prep.cuh"
+#include "worker.cuh"
 
 #define BM 64
 #define BN 64
@@ -489,9 +490,22 @@ cleanup:
     return status;
 }
 
+static int dist_job(void *arg, const gc_sink *sink, gc_host *host, char *msg,
+                    size_t msgcap)
+{
+    return run((const gpu_dist_args *) arg, sink, host, msg, msgcap);
+}
+
 extern "C" int gpucor_cuda_dist(const gpu_dist_args *a, const gc_sink *sink,
                                 gc_host *host, char *msg, size_t msgcap)
 {
+    gpu_dist_args wa[GC_MAX_WORKERS];
+    gc_worker_result res[GC_MAX_WORKERS];
+    int n = 0;
     msg[0] = '\0';
-    return run(a, sink, host, msg, msgcap);
+    int status = gc_cuda_worker_count(host, &n, msg, msgcap);
+    if (status != GPUCOR_OK) return status;
+    for (int k = 0; k < n; k++) wa[k] = *a;
+    return gc_cuda_workers(dist_job, wa, sizeof *wa, n, sink, host, res, msg,
+                           msgcap);
 }

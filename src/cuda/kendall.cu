@@ -176,6 +176,8 @@ struct kd_ctx {
     unsigned char *fx, *fy;
     int *sd0;
     int built;               /* the single chunk is already on the device */
+    int counted;             /* the per-column counts are made (by this
+                                worker's first panel, whichever it is) */
 };
 
 /* Builds chunk ch of x (and y) into c->sx / c->sy; counts untied pairs
@@ -212,7 +214,7 @@ static int kd_produce(void *vctx, size_t j0, size_t j1, gc_tile *t,
     kd_ctx<T> *c = (kd_ctx<T> *) vctx;
     dev_problem *d = c->d;
     int status = GPUCOR_OK;
-    int first = j0 == 0;   /* the first panel builds the per-column counts */
+    int first = !c->counted;   /* the first panel builds the per-column counts */
     gpucor_panel_tile(d, j0, j1, c->buf, sizeof(T) == sizeof(float), t);
     size_t v = d->v, q = d->symmetric ? v : d->q, w = j1 - j0, vw = v * w;
     size_t ngemm = d->pairwise ? 4 : 1;
@@ -256,6 +258,7 @@ static int kd_produce(void *vctx, size_t j0, size_t j1, gc_tile *t,
     kendall_finish<T><<<eb, 256, 0, st>>>(c->acc, c->tx, c->ty, c->fx, c->fy, *d,
                                           j0, w, c->buf, c->sd0);
     LAUNCHED("kendall_finish");
+    c->counted = 1;
 cleanup:
     return status;
 }

@@ -3,6 +3,7 @@
  */
 #include <time.h>
 #include "paths.cuh"
+#include "worker.cuh"
 
 static double now(void)
 {
@@ -39,8 +40,12 @@ int gc_cuda_plan(const gc_sink *sink, size_t ncols, size_t rows, size_t elt,
     size_t avail = gpucor_device_budget(host, used);
     size_t col = rows * elt + extra + gc_cuda_sink_col_bytes(sink, elt);
     if (gc_plan_panels(ncols, col, sink->p * elt, GPUCOR_PANEL_BYTES, avail,
-                       align, max_w, host->opts->gpu_panel, pl))
-        return GPUCOR_OK;
+                       align, max_w, host->opts->gpu_panel, pl)) {
+        /* one plan for every worker of the call */
+        if (gc_worker_agree(pl) == GPUCOR_OK) return GPUCOR_OK;
+        snprintf(msg, msgcap, "interrupted");
+        return GPUCOR_ERR_INTERRUPT;
+    }
     if (sink->p * elt > GPUCOR_PANEL_BYTES)
         snprintf(msg, msgcap, "a result column of %.1f MiB exceeds the %.0f MiB "
                  "staging buffers: compute the result in blocks",
@@ -55,70 +60,89 @@ int gc_cuda_run(gc_panel_fn panel, void *self, const gc_plan *pl, int is_float,
                 const gc_sink *sink, gc_host *host, gpucor_ctx *gc, char *msg,
                 size_t msgcap)
 {
-    double t0 = now(), t;
+    double t;
     int status = GPUCOR_OK;
     size_t esz = is_float ? sizeof(float) : sizeof(double);
-    size_t npanels = pl->npanels;
     cudaStream_t st = gc->st;
     void *sbuf = NULL, *stage[2] = {gc->pinned[0], gc->pinned[1]};
     cudaEvent_t ev[2] = {NULL, NULL};
-    struct { size_t offset, count; double scale; } staged[2] = {{0, 0, 1}, {0, 0, 1}};
-    size_t s;
+    struct { size_t offset, count; double scale; long s; } staged[2];
+    int b = 0, pend = -1;
 
-    if (npanels == 0) return GPUCOR_OK;
+    if (pl->npanels == 0) return GPUCOR_OK;
     if (sink->p * pl->w * esz > gc->pinned_bytes) {
         snprintf(msg, msgcap, "internal error: a panel of %zu bytes exceeds the "
                  "%zu-byte staging buffers", sink->p * pl->w * esz, gc->pinned_bytes);
         return GPUCOR_ERR_INVALID;
     }
-    gc_sink_begin(sink);
     if (gc_cuda_sink_col_bytes(sink, esz))
         DALLOC(sbuf, gc_cuda_sink_col_bytes(sink, esz) * pl->w, "packed panel");
-    for (int b = 0; b < 2; b++)
-        CU(cudaEventCreateWithFlags(&ev[b], cudaEventDisableTiming));
-    for (s = 0; s <= npanels; s++) {
-        int b = (int) (s % 2);
-        if (s < npanels) {
-            if (host->interrupted && host->interrupted()) {
-                status = GPUCOR_ERR_INTERRUPT;
-                snprintf(msg, msgcap, "interrupted");
-                goto cleanup;
-            }
-            size_t j0, j1;
-            gc_tile tl;
-            const void *src = NULL;
-            gc_plan_range(pl, s, &j0, &j1);
-            status = panel(self, j0, j1, &tl, st, msg, msgcap);
-            if (status != GPUCOR_OK) goto cleanup;
-            status = gc_cuda_stage(sink, &tl, sbuf, &src, &staged[b].offset,
-                                   &staged[b].count, st, msg, msgcap);
-            if (status != GPUCOR_OK) goto cleanup;
-            staged[b].scale = tl.scale;
-            if (staged[b].count)
-                CU(cudaMemcpyAsync(stage[b], src, staged[b].count * esz,
-                                   cudaMemcpyDeviceToHost, st));
-            CU(cudaEventRecord(ev[b], st));
-        }
-        if (s > 0) {
-            /* commit panel s - 1 while the device works on panel s */
-            int a = 1 - b;
+    for (int k = 0; k < 2; k++)
+        CU(cudaEventCreateWithFlags(&ev[k], cudaEventDisableTiming));
+    /* Panel s is enqueued into staging buffer b while the D2H copy of the
+     * panel before it (buffer pend) may still run; that one is posted to
+     * the coordinator, which commits it on R's thread. */
+    for (;;) {
+        long s = gc_worker_take(pend < 0);
+        if (s == -2) {
+            /* nothing to take now: hand over what is staged, then wait */
             t = now();
-            CU(cudaEventSynchronize(ev[a]));
+            CU(cudaEventSynchronize(ev[pend]));
             host->seconds[0] += now() - t;
-            t = now();
-            gc_sink_commit(sink, staged[a].offset, stage[a], staged[a].count,
-                           is_float, staged[a].scale, host->opts->nthreads);
-            host->seconds[1] += now() - t;
-            if (host->progress) host->progress(host->progress_ctx, (double) s / npanels);
+            gc_worker_post(staged[pend].s, pend, stage[pend], staged[pend].offset,
+                           staged[pend].count, is_float, staged[pend].scale);
+            pend = -1;
+            continue;
         }
+        if (s == -3) {
+            snprintf(msg, msgcap, "injected failure (GPUCOR_TEST_FAIL_WORKER)");
+            status = GPUCOR_ERR_CUDA;
+            goto cleanup;
+        }
+        if (s < 0) break;
+        if (gc_worker_wait_free(b)) break;
+        size_t j0, j1;
+        gc_tile tl;
+        const void *src = NULL;
+        gc_plan_range(pl, (size_t) s, &j0, &j1);
+        status = panel(self, j0, j1, &tl, st, msg, msgcap);
+        if (status != GPUCOR_OK) goto cleanup;
+        status = gc_cuda_stage(sink, &tl, sbuf, &src, &staged[b].offset,
+                               &staged[b].count, st, msg, msgcap);
+        if (status != GPUCOR_OK) goto cleanup;
+        staged[b].scale = tl.scale;
+        staged[b].s = s;
+        if (staged[b].count)
+            CU(cudaMemcpyAsync(stage[b], src, staged[b].count * esz,
+                               cudaMemcpyDeviceToHost, st));
+        CU(cudaEventRecord(ev[b], st));
+        if (pend >= 0) {
+            t = now();
+            CU(cudaEventSynchronize(ev[pend]));
+            host->seconds[0] += now() - t;
+            gc_worker_post(staged[pend].s, pend, stage[pend], staged[pend].offset,
+                           staged[pend].count, is_float, staged[pend].scale);
+        }
+        pend = b;
+        b = 1 - b;
+    }
+    if (gc_worker_stopped()) {
+        status = GPUCOR_ERR_INTERRUPT;
+        snprintf(msg, msgcap, "interrupted");
+        goto cleanup;
+    }
+    if (pend >= 0) {
+        CU(cudaEventSynchronize(ev[pend]));
+        gc_worker_post(staged[pend].s, pend, stage[pend], staged[pend].offset,
+                       staged[pend].count, is_float, staged[pend].scale);
     }
 
 cleanup:
-    host->seconds[2] = now() - t0;
-    /* nothing may still be writing into the buffers we free */
+    /* nothing may still be writing into, or reading from, the buffers */
     cudaStreamSynchronize(st);
-    for (int b = 0; b < 2; b++)
-        if (ev[b]) cudaEventDestroy(ev[b]);
+    gc_worker_drain();
+    for (int k = 0; k < 2; k++)
+        if (ev[k]) cudaEventDestroy(ev[k]);
     cudaFree(sbuf);
     return status;
 }

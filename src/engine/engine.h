@@ -43,6 +43,9 @@ typedef struct {
     double gpu_memory;   /* bytes of device memory one call may use; <= 0: free */
     size_t gpu_panel;    /* force the GPU panel width (tests); 0: automatic */
     size_t cpu_tile;     /* force the CPU tile side (tests); 0: automatic */
+    int ndevices;        /* GPUs to use: devices[0 .. ndevices - 1] (CUDA
+                            ordinals; one may repeat); 0: every visible one */
+    int devices[16];
 } gc_opts;
 
 /* ---- what an engine call gets: the options, and hooks called between
@@ -54,6 +57,8 @@ typedef struct {
     void *progress_ctx;
     double seconds[3];                        /* out (GPU): waiting for the device,
                                                  committing into R memory, total */
+    char note[512];                           /* out: a warning for the user
+                                                 (a GPU that was left out) */
 } gc_host;
 
 /* ---- canonical tiles ----------------------------------------------------- */

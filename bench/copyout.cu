@@ -1,0 +1,218 @@
+/*
+ * bench/copyout.cu -- how fast can a dense result of B bytes leave the GPU
+ * and land in FRESH host memory (as an R result does)?  Standalone, no R:
+ *   nvcc -O2 -arch=sm_90 -Xcompiler -fopenmp -o /tmp/copyout bench/copyout.cu
+ *   /tmp/copyout GB [threads] [panel MiB]
+ * Prints one line per strategy (seconds, GB/s of result):
+ *   write     ceiling: threads write fresh memory (huge pages advised)
+ *   d2h       ceiling: device-to-host into two pinned 64 MiB buffers
+ *   staged    D2H into pinned buffer s%2 while threads copy panel s-1 out
+ *   staged-nt the same with non-temporal stores in the copy
+ *   staged-sl the same, each thread copying one contiguous slice of a panel
+ *   reg-whole threads fault the result in, cudaHostRegister it whole, D2H
+ *             straight into it, unregister
+ *   reg-chunk per 64 MiB panel: threads fault panel s+1 in and register it
+ *             while the DMA of panel s runs; D2H straight into R memory
+ * Every strategy gets a fresh mmap'd result (as glibc gives R for large
+ * vectors), advised MADV_HUGEPAGE.
+ */
+#include <cuda_runtime.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <stdint.h>
+#include <immintrin.h>
+
+static size_t PANEL = (size_t) 64 << 20;
+#define HUGE ((size_t) 2 << 20)
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
+    fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static char *fresh(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) { perror("mmap"); exit(1); }
+    madvise(p, bytes, MADV_HUGEPAGE);
+    return (char *) p;
+}
+
+static void copy_nt(char *dst, const char *src, size_t n)
+{
+    /* dst, src 32-byte aligned here */
+    size_t k = 0;
+    for (; k + 32 <= n; k += 32)
+        _mm256_stream_pd((double *) (dst + k), _mm256_load_pd((const double *) (src + k)));
+    memcpy(dst + k, src + k, n - k);
+}
+
+/* threads copy [0, n) of src into dst in 2 MiB chunks */
+static void par_copy(char *dst, const char *src, size_t n, int nt, int nt_store)
+{
+    size_t nch = (n + HUGE - 1) / HUGE;
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (size_t c = 0; c < nch; c++) {
+        size_t lo = c * HUGE, hi = lo + HUGE < n ? lo + HUGE : n;
+        if (nt_store) copy_nt(dst + lo, src + lo, hi - lo);
+        else memcpy(dst + lo, src + lo, hi - lo);
+    }
+    if (nt_store) _mm_sfence();
+}
+
+/* each thread one contiguous slice of [0, n) (4 KiB aligned) */
+static void par_slice(char *dst, const char *src, size_t n, int nt)
+{
+#pragma omp parallel num_threads(nt)
+    {
+        int t = omp_get_thread_num(), m = omp_get_num_threads();
+        size_t per = (n / m + 4095) / 4096 * 4096;
+        size_t lo = t * per, hi = lo + per < n ? lo + per : n;
+        if (lo < hi) memcpy(dst + lo, src + lo, hi - lo);
+    }
+}
+
+static void par_touch(char *dst, size_t n, int nt)
+{
+    size_t nch = (n + HUGE - 1) / HUGE;
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (size_t c = 0; c < nch; c++) {
+        size_t lo = c * HUGE, hi = lo + HUGE < n ? lo + HUGE : n;
+        for (size_t k = lo; k < hi; k += 4096) dst[k] = 0;
+    }
+}
+
+static void report(const char *what, double s, size_t bytes, const char *extra)
+{
+    printf("%-10s %8.3f s  %6.1f GB/s  %s\n", what, s, bytes / s / 1e9, extra);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    double gb = argc > 1 ? atof(argv[1]) : 3.2;
+    int nt = argc > 2 ? atoi(argv[2]) : omp_get_max_threads();
+    if (argc > 3) PANEL = (size_t) atoi(argv[3]) << 20;
+    size_t bytes = (size_t) (gb * 1e9) / PANEL * PANEL;
+    size_t np = bytes / PANEL;
+    char *dev, *pin[2];
+    cudaStream_t st;
+    cudaEvent_t ev[2];
+    char extra[200];
+    CK(cudaMalloc(&dev, PANEL));
+    CK(cudaMemset(dev, 1, PANEL));
+    for (int b = 0; b < 2; b++) {
+        CK(cudaHostAlloc(&pin[b], PANEL, cudaHostAllocDefault));
+        CK(cudaEventCreateWithFlags(&ev[b], cudaEventDisableTiming));
+    }
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    printf("result %.2f GB in %zu panels of %zu MiB, %d threads\n", bytes / 1e9, np, PANEL >> 20, nt);
+
+    { /* write ceiling */
+        char *r = fresh(bytes);
+        double t = now();
+#pragma omp parallel for num_threads(nt) schedule(static)
+        for (size_t c = 0; c < bytes / HUGE; c++) memset(r + c * HUGE, 1, HUGE);
+        report("write", now() - t, bytes, "");
+        t = now();
+#pragma omp parallel for num_threads(nt) schedule(static)
+        for (size_t c = 0; c < bytes / HUGE; c++) memset(r + c * HUGE, 2, HUGE);
+        report("rewrite", now() - t, bytes, "");
+        munmap(r, bytes);
+    }
+    { /* d2h ceiling */
+        double t = now();
+        for (size_t s = 0; s < np; s++)
+            CK(cudaMemcpyAsync(pin[s % 2], dev, PANEL, cudaMemcpyDeviceToHost, st));
+        CK(cudaStreamSynchronize(st));
+        report("d2h", now() - t, bytes, "");
+    }
+    for (int nts = 0; nts < 3; nts++) { /* staged */
+        char *r = fresh(bytes);
+        double t = now(), wait = 0, cp = 0;
+        for (size_t s = 0; s <= np; s++) {
+            int b = s % 2;
+            if (s < np) {
+                CK(cudaMemcpyAsync(pin[b], dev, PANEL, cudaMemcpyDeviceToHost, st));
+                CK(cudaEventRecord(ev[b], st));
+            }
+            if (s > 0) {
+                double t1 = now();
+                CK(cudaEventSynchronize(ev[1 - b]));
+                double t2 = now();
+                if (nts == 2) par_slice(r + (s - 1) * PANEL, pin[1 - b], PANEL, nt);
+                else par_copy(r + (s - 1) * PANEL, pin[1 - b], PANEL, nt, nts);
+                wait += t2 - t1; cp += now() - t2;
+            }
+        }
+        snprintf(extra, sizeof extra, "(wait %.3f, copy %.3f)", wait, cp);
+        report(nts == 2 ? "staged-sl" : nts ? "staged-nt" : "staged", now() - t, bytes, extra);
+        if (r[bytes - 1] != 1) printf("  WRONG\n");
+        munmap(r, bytes);
+    }
+    { /* registered whole */
+        char *r = fresh(bytes);
+        double t = now();
+        par_touch(r, bytes, nt);
+        double t1 = now();
+        CK(cudaHostRegister(r, bytes, cudaHostRegisterDefault));
+        double t2 = now();
+        for (size_t s = 0; s < np; s++)
+            CK(cudaMemcpyAsync(r + s * PANEL, dev, PANEL, cudaMemcpyDeviceToHost, st));
+        CK(cudaStreamSynchronize(st));
+        double t3 = now();
+        CK(cudaHostUnregister(r));
+        double t4 = now();
+        snprintf(extra, sizeof extra, "(touch %.3f, register %.3f, d2h %.3f, unregister %.3f)",
+                 t1 - t, t2 - t1, t3 - t2, t4 - t3);
+        report("reg-whole", t4 - t, bytes, extra);
+        if (r[bytes - 1] != 1) printf("  WRONG\n");
+        munmap(r, bytes);
+    }
+    { /* registered whole, the driver faults the pages in */
+        char *r = fresh(bytes);
+        double t = now();
+        CK(cudaHostRegister(r, bytes, cudaHostRegisterDefault));
+        double t2 = now();
+        for (size_t s = 0; s < np; s++)
+            CK(cudaMemcpyAsync(r + s * PANEL, dev, PANEL, cudaMemcpyDeviceToHost, st));
+        CK(cudaStreamSynchronize(st));
+        double t3 = now();
+        CK(cudaHostUnregister(r));
+        double t4 = now();
+        snprintf(extra, sizeof extra, "(register %.3f, d2h %.3f, unregister %.3f)",
+                 t2 - t, t3 - t2, t4 - t3);
+        report("reg-nofault", t4 - t, bytes, extra);
+        munmap(r, bytes);
+    }
+    { /* registered per panel, pipelined */
+        char *r = fresh(bytes);
+        double t = now(), tt = 0, tr = 0;
+        for (size_t s = 0; s < np; s++) {
+            double a = now();
+            par_touch(r + s * PANEL, PANEL, nt);
+            double b2 = now();
+            CK(cudaHostRegister(r + s * PANEL, PANEL, cudaHostRegisterDefault));
+            tt += b2 - a; tr += now() - b2;
+            CK(cudaMemcpyAsync(r + s * PANEL, dev, PANEL, cudaMemcpyDeviceToHost, st));
+        }
+        CK(cudaStreamSynchronize(st));
+        double t3 = now();
+        for (size_t s = 0; s < np; s++) CK(cudaHostUnregister(r + s * PANEL));
+        double t4 = now();
+        snprintf(extra, sizeof extra, "(touch %.3f, register %.3f, tail %.3f, unregister %.3f)",
+                 tt, tr, t3 - t - tt - tr, t4 - t3);
+        report("reg-chunk", t4 - t, bytes, extra);
+        if (r[bytes - 1] != 1) printf("  WRONG\n");
+        munmap(r, bytes);
+    }
+    return 0;
+}
