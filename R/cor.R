@@ -27,9 +27,16 @@
 #'   values are coerced to double); or a `SummarizedExperiment` or
 #'   `ExpressionSet`, whose features (rows) are then the variables:
 #'   `gpu_cor(se)` is `gpu_cor(t(assay(se)))`, the correlations between
-#'   genes.  A `Matrix` (sparse or dense), `DelayedArray`/`HDF5Array` or
-#'   `bigmemory::big.matrix` is read into a dense matrix first (after the
-#'   memory check; it is not yet read in blocks).
+#'   genes.  A sparse `Matrix::dgCMatrix` (or such an assay) is not made
+#'   dense for Pearson and Spearman without `y` when it holds no `NA`: the
+#'   CPU engine sums each row's products of stored values and centres them
+#'   exactly in long double (agreeing with [stats::cor()] on the dense copy to
+#'   ~1e-15), ranks keeping the zeros one tie group; with `y`, Kendall, `NA`
+#'   values, `backend = "gpu"`, or a column whose mean dwarfs its spread
+#'   (more than 10 times the standard deviation, where the sparse formula
+#'   would lose digits), its dense copy is used.  Other `Matrix` classes,
+#'   `DelayedArray`/`HDF5Array` and `bigmemory::big.matrix` are read into a
+#'   dense matrix first (after the memory check; not yet in blocks).
 #' @param y `NULL` (the default) or a vector, matrix or data frame with the
 #'   same number of rows as `x` (or an object of the classes `x` takes).
 #' @param use how missing values are handled, as in [stats::cor()]:
@@ -71,6 +78,13 @@ gpu_cor <- function(x, y = NULL, use = "everything",
                     verbose = getOption("gpucor.verbose", FALSE), assay = 1L) {
   verbose <- .check_verbose(verbose)
   devices <- .check_devices(devices)
+  # a sparse matrix stays sparse where it can (R/sparse.R)
+  sp <- if (is.null(y) && isS4(x)) .sparse_of(x, assay, TRUE)
+  if (!is.null(sp)) {
+    r <- .sparse_cor(sp, use, match.arg(method), backend, verbose)
+    if (!is.null(r)) return(r)
+    x <- sp
+  }
   x <- .as_input(x, "x", assay, TRUE)
   y <- .as_input(y, "y", assay, TRUE)
   # stats' pmatch over its own order, then our enum's order

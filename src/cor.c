@@ -98,3 +98,45 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts)
     UNPROTECT(nprot);
     return ans;
 }
+
+/* gpu_cor() of a dgCMatrix (R/sparse.R): Pearson or Spearman between its
+ * columns on the CPU engine, never dense.  NULL when a column's mean is too
+ * large against its spread for the sparse formula (the caller then uses the
+ * dense columns). */
+SEXP gpucor_sparse_cor(SEXP colptr, SEXP rowind, SEXP val, SEXP nrow,
+                       SEXP spearman, SEXP opts)
+{
+    if (TYPEOF(colptr) != INTSXP || TYPEOF(rowind) != INTSXP || TYPEOF(val) != REALSXP ||
+        XLENGTH(rowind) != XLENGTH(val) || XLENGTH(colptr) < 1)
+        error("internal error: invalid sparse matrix");
+    size_t p = (size_t) XLENGTH(colptr) - 1, n = (size_t) asInteger(nrow);
+    const int *cp = INTEGER(colptr), *ri = INTEGER(rowind);
+    if (cp[0] != 0 || (R_xlen_t) cp[p] != XLENGTH(val))
+        error("internal error: invalid sparse matrix");
+    for (size_t j = 0; j < p; j++)
+        if (cp[j + 1] < cp[j]) error("internal error: invalid sparse matrix");
+    for (R_xlen_t k = 0; k < XLENGTH(rowind); k++)
+        if (ri[k] < 0 || (size_t) ri[k] >= n) error("internal error: invalid sparse matrix");
+    gc_opts o;
+    gpucor_opts(opts, &o);
+    SEXP ans = PROTECT(allocMatrix(REALSXP, (int) p, (int) p));
+    gc_sink sink = {SINK_DENSE, EPI_IDENTITY, 1, p, p, REAL(ans)};
+    gpucor_progress pr;
+    gc_host host;
+    gpucor_host_init(&host, &o, &pr);
+    int sd0 = 0, ill = 0;
+    int status = cpu_sparse_cor(cp, ri, REAL(val), n, p, asLogical(spearman) == TRUE,
+                                &sink, &host, &sd0, &ill);
+    if (ill) {
+        UNPROTECT(1);
+        return R_NilValue;
+    }
+    if (status != GPUCOR_OK) {
+        UNPROTECT(1);
+        gpucor_raise(status, "gpu_cor");
+    }
+    setAttrib(ans, install("sd0"), ScalarLogical(sd0));
+    gpucor_set_threads(ans, &o, o.nthreads);
+    UNPROTECT(1);
+    return ans;
+}

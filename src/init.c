@@ -8,6 +8,8 @@
 #include "status.h"
 
 SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts);
+SEXP gpucor_sparse_cor(SEXP colptr, SEXP rowind, SEXP val, SEXP nrow, SEXP spearman,
+                       SEXP opts);
 SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts);
 SEXP gpucor_gpu_info(void);
 SEXP gpucor_max_threads(void);
@@ -39,6 +41,7 @@ double gpucor_na_real;
 
 static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_cor, 6),
+    CALLDEF(gpucor_sparse_cor, 6),
     CALLDEF(gpucor_dist, 4),
     CALLDEF(gpucor_gpu_info, 0),
     CALLDEF(gpucor_max_threads, 0),

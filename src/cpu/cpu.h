@@ -34,6 +34,16 @@ int cpu_tiles_run(size_t p, size_t q, int symmetric, size_t tile,
                   tile_fill_fn fill, void *fill_ctx, size_t scratch_bytes,
                   const gc_sink *sink, const gc_host *host, int *team);
 
+/* ---- sparse columns (sparse.c) -------------------------------------------
+ * Pearson (or Spearman) correlations between the p columns of the n-row
+ * compressed-column matrix (colptr, rowind, val: Matrix's dgCMatrix, no NA)
+ * into the p x p dense sink, with stats' rules.  *sd0: a column had zero
+ * sd.  *ill: a column's mean is too large against its spread for the
+ * sparse formula (GPUCOR_ERR_INVALID): use its dense columns instead. */
+int cpu_sparse_cor(const int *colptr, const int *rowind, const double *val,
+                   size_t n, size_t p, int spearman, const gc_sink *sink,
+                   const gc_host *host, int *sd0, int *ill);
+
 /* ---- ranking (rank.c) ---------------------------------------------------- */
 /* Mid-ranks of x[0..n-1] (ties averaged, as rank(ties.method = "average")),
  * NaN kept as NaN (na.last = "keep").  idx is workspace of n size_t. */

@@ -90,3 +90,60 @@ test_that("other objects stop with their class named", {
   expect_error(gpucor::gpu_cor(list(1, 2), backend = "cpu"),
                "supply both 'x' and 'y' or a matrix-like 'x'", fixed = TRUE)
 })
+
+# A sparse matrix stays sparse (src/cpu/sparse.c): the covariances are
+# G - n m m' from the stored values; checked against stats on its dense copy.
+test_that("gpu_cor() of a dgCMatrix agrees with stats::cor of its dense copy", {
+  skip_if_not_installed("Matrix")
+  info <- new_seed()
+  for (rep in 1:12) {
+    n <- sample(c(2:5, 40, 300), 1)
+    p <- sample(c(1:3, 17, 60), 1)
+    dens <- sample(c(0.01, 0.07, 0.3, 0.9, 1), 1)
+    m <- Matrix::rsparsematrix(n, p, dens, rand.x = switch(sample(4, 1),
+      function(k) stats::rnorm(k), function(k) stats::rpois(k, 2) + 1,
+      function(k) round(stats::rnorm(k)) * 3,            # ties, explicit zeros
+      function(k) 1e8 + stats::rnorm(k)))                # large values
+    if (p > 2 && rep %% 3 == 0) m[, 2] <- 0              # an all-zero column
+    if (p > 3 && rep %% 4 == 0) m[, 3] <- 5              # a constant non-zero column
+    m <- methods::as(m, "CsparseMatrix")
+    if (rep %% 2) colnames(m) <- paste0("g", seq_len(p))
+    d <- as.matrix(m)
+    for (method in c("pearson", "spearman")) {
+      lab <- sprintf("%d x %d, density %g, %s, %s", n, p, dens, method, info)
+      want <- tryCatch(stats::cor(d, method = method), warning = function(w) w)
+      got <- tryCatch(gpucor::gpu_cor(m, method = method, backend = "cpu"),
+                      warning = function(w) w)
+      expect_identical(inherits(got, "warning"), inherits(want, "warning"), label = lab)
+      if (inherits(want, "warning")) {
+        expect_identical(conditionMessage(got), conditionMessage(want), label = lab)
+        want <- suppressWarnings(stats::cor(d, method = method))
+        got <- suppressWarnings(gpucor::gpu_cor(m, method = method, backend = "cpu"))
+      }
+      expect_identical(dimnames(got), dimnames(want), label = lab)
+      expect_identical(is.na(got), is.na(want), label = lab)
+      expect_lte(max(abs(got - want), 0, na.rm = TRUE), 1e-12)
+    }
+  }
+})
+
+test_that("dgCMatrix: Kendall, NA and a named GPU backend use the dense columns", {
+  skip_if_not_installed("Matrix")
+  set.seed(3)
+  m <- Matrix::rsparsematrix(50, 6, 0.3)
+  expect_equal(gpucor::gpu_cor(m, method = "kendall", backend = "cpu"),
+               stats::cor(as.matrix(m), method = "kendall"), tolerance = 1e-14)
+  mn <- m
+  mn[3, 2] <- NA
+  for (use in c("everything", "pairwise.complete.obs", "complete.obs"))
+    expect_equal(gpucor::gpu_cor(mn, use = use, backend = "cpu"),
+                 stats::cor(as.matrix(mn), use = use), tolerance = 1e-14, label = use)
+  expect_error(gpucor::gpu_cor(m, use = "every", backend = "cpu"), NA)
+  expect_error(gpucor::gpu_cor(m, use = "bogus", backend = "cpu"), "invalid 'use' argument")
+  # verbose says which route ran
+  expect_message(gpucor::gpu_cor(m, backend = "cpu", verbose = TRUE), "sparse columns")
+  # a SummarizedExperiment with a sparse assay: features (rows) are the variables
+  skip_if_not_installed("SummarizedExperiment")
+  se <- SummarizedExperiment::SummarizedExperiment(list(counts = Matrix::t(m)))
+  expect_equal(gpucor::gpu_cor(se, backend = "cpu"), stats::cor(as.matrix(m)), tolerance = 1e-12)
+})

@@ -1,0 +1,90 @@
+# gpu_cov() against stats::cov(): every method and use mode, vectors and
+# matrices, x and y, NA, ties, constant and tiny-spread columns, offsets.
+
+cov_cases <- function() {
+  x <- rmat(40, 6)
+  x[, 2] <- round(x[, 2])                 # ties
+  xn <- x
+  xn[sample(length(xn), 12)] <- NA
+  xc <- x
+  xc[, 3] <- 0.1                          # zero sd: covariance 0
+  xt <- x
+  xt[, 4] <- 1e-300 * xt[, 4]             # a spread stats' cor() calls zero
+  xo <- 1e8 + x                           # a large offset
+  y <- rmat(40, 3)
+  list(x = x, xn = xn, xc = xc, xt = xt, xo = xo, y = y)
+}
+
+test_that("gpu_cov() agrees with stats::cov (CPU engine)", {
+  info <- new_seed()
+  cs <- cov_cases()
+  for (nm in c("x", "xn", "xc", "xt", "xo")) for (method in c("pearson", "spearman", "kendall"))
+    for (use in c("everything", "all.obs", "complete.obs", "na.or.complete",
+                  "pairwise.complete.obs")) for (with_y in c(FALSE, TRUE)) {
+      x <- cs[[nm]]
+      y <- if (with_y) cs$y else NULL
+      lab <- sprintf("%s, %s, %s, y = %s, %s", nm, method, use, with_y, info)
+      want <- tryCatch(stats::cov(x, y, use, method), error = function(e) e)
+      got <- tryCatch(gpucor::gpu_cov(x, y, use, method, backend = "cpu"),
+                      error = function(e) e)
+      if (inherits(want, "error")) {
+        expect_s3_class(got, "error")
+        expect_identical(conditionMessage(got), conditionMessage(want), label = lab)
+        next
+      }
+      expect_identical(dimnames(got), dimnames(want), label = lab)
+      expect_identical(is.na(got), is.na(want), label = lab)
+      if (method == "kendall") {
+        expect_identical(got, want, label = lab)
+      } else {
+        # to ~1e-15 of s_i s_j
+        colsd <- function(v) apply(v, 2L, function(c) {
+          m <- max(abs(c), na.rm = TRUE)    # scaled: sd of 1e-300 * x is not 0
+          if (!is.finite(m) || m == 0) 0 else stats::sd(c / m, na.rm = TRUE) * m
+        })
+        rk <- function(v) if (method == "spearman") apply(v, 2L, rank, na.last = "keep") else v
+        scale <- outer(colsd(rk(x)), colsd(rk(if (with_y) y else x)))
+        expect_lte(max(abs(got - want) / pmax(scale, .Machine$double.xmin), 0, na.rm = TRUE),
+                   1e-12, label = lab)
+      }
+    }
+})
+
+test_that("gpu_cov() of vectors, data frames, names, and no warning for zero sd", {
+  set.seed(5)
+  a <- stats::rnorm(30); b <- stats::rnorm(30)
+  expect_equal(gpucor::gpu_cov(a, b, backend = "cpu"), stats::cov(a, b), tolerance = 1e-14)
+  expect_null(dim(gpucor::gpu_cov(a, b, backend = "cpu")))
+  df <- data.frame(u = a, v = b, w = 2)
+  expect_no_warning(got <- gpucor::gpu_cov(df, backend = "cpu"))
+  expect_equal(got, stats::cov(df), tolerance = 1e-14)
+  expect_identical(dimnames(got), list(c("u", "v", "w"), c("u", "v", "w")))
+  expect_identical(got[3, ], c(u = 0, v = 0, w = 0))
+  expect_error(gpucor::gpu_cov(a), "supply both 'x' and 'y' or a matrix-like 'x'", fixed = TRUE)
+  expect_error(gpucor::gpu_cov(df, use = "bad"), "invalid 'use' argument", fixed = TRUE)
+  # stats' positional order: cov(x, y, use, method)
+  m <- cbind(a, b)
+  m[2, 1] <- NA
+  expect_equal(gpucor::gpu_cov(m, NULL, "pairwise.complete.obs", "pearson", backend = "cpu"),
+               stats::cov(m, NULL, "pairwise.complete.obs", "pearson"), tolerance = 1e-14)
+  expect_equal(gpucor::gpu_cov(m, NULL, "complete.obs", "spearman", backend = "cpu"),
+               stats::cov(m, NULL, "complete.obs", "spearman"), tolerance = 1e-14)
+  expect_error(gpucor::gpu_cov(m, NULL, "pairwise.complete.obs", "kendall"),
+               "cannot handle 'pairwise.complete.obs'", fixed = TRUE)
+  expect_identical(names(formals(gpucor::gpu_cov))[1:4], names(formals(stats::cov))[1:4])
+})
+
+test_that("GPU: gpu_cov() agrees with stats::cov", {
+  skip_if_no_gpu()
+  info <- new_seed()
+  cs <- cov_cases()
+  for (nm in c("x", "xn", "xc", "xo")) for (method in c("pearson", "spearman", "kendall"))
+    for (use in c("everything", "complete.obs", "pairwise.complete.obs")) {
+      x <- cs[[nm]]
+      want <- stats::cov(x, cs$y, use, method)
+      got <- gpucor::gpu_cov(x, cs$y, use, method, backend = "gpu")
+      lab <- sprintf("%s, %s, %s, %s", nm, method, use, info)
+      expect_identical(is.na(got), is.na(want), label = lab)
+      expect_equal(got, want, tolerance = 1e-12, label = lab)
+    }
+})
