@@ -23,13 +23,14 @@ void gpucor_progress_init(gpucor_progress *pr, int show)
     pr->show = show;
     pr->shown = 0;
     pr->pct = -1;
+    pr->ended = 0;
     pr->start = now();
 }
 
 void gpucor_progress_update(void *ctx, double frac)
 {
     gpucor_progress *pr = ctx;
-    if (!pr->show) return;
+    if (!pr->show || pr->ended) return;
     if (!pr->shown && (now() - pr->start < 2.0 || frac >= 1.0)) return;
     int pct = (int) (frac * 100 + 0.5);
     if (pct == pr->pct && frac < 1.0) return;   /* the CPU engine calls once a tile */
@@ -39,6 +40,9 @@ void gpucor_progress_update(void *ctx, double frac)
     for (int k = 0; k < width; k++) bar[k] = k < done ? '=' : ' ';
     bar[width] = '\0';
     REprintf("\rgpucor |%s| %3d%%", bar, pct);
-    if (frac >= 1.0) REprintf("\n");
+    if (frac >= 1.0) {
+        REprintf("\n");       /* once: engines may report the end twice */
+        pr->ended = 1;
+    }
     pr->shown = 1;
 }

@@ -10,7 +10,7 @@ void gpucor_raise(int status, const char *what);
 /* ... with the engine's message (GPU errors name the failing call). */
 void gpucor_raise_msg(int status, const char *what, const char *msg);
 
-typedef struct { int show, shown, pct; double start; } gpucor_progress;
+typedef struct { int show, shown, pct, ended; double start; } gpucor_progress;
 void gpucor_progress_init(gpucor_progress *pr, int show);
 void gpucor_progress_update(void *ctx, double frac);
 /* threads.c: the thread count an engine call gets (1 in a forked child),
