@@ -34,9 +34,14 @@
 #'   ~1e-15), ranks keeping the zeros one tie group; with `y`, Kendall, `NA`
 #'   values, `backend = "gpu"`, or a column whose mean dwarfs its spread
 #'   (more than 10 times the standard deviation, where the sparse formula
-#'   would lose digits), its dense copy is used.  Other `Matrix` classes,
-#'   `DelayedArray`/`HDF5Array` and `bigmemory::big.matrix` are read into a
-#'   dense matrix first (after the memory check; not yet in blocks).
+#'   would lose digits), its dense copy is used.  A
+#'   `DelayedArray`/`HDF5Array` (or such an assay) or
+#'   `bigmemory::big.matrix` larger than DelayedArray's block size
+#'   (`DelayedArray::getAutoBlockSize()`, 100 MB by default) is read in
+#'   blocks of whole columns when there is no `y`: the result is made block
+#'   pair by block pair and no more than two blocks are dense at a time;
+#'   otherwise (and other `Matrix` classes) it is read into a dense matrix
+#'   first, after the memory check.
 #' @param y `NULL` (the default) or a vector, matrix or data frame with the
 #'   same number of rows as `x` (or an object of the classes `x` takes).
 #' @param use how missing values are handled, as in [stats::cor()]:
@@ -84,6 +89,12 @@ gpu_cor <- function(x, y = NULL, use = "everything",
     r <- .sparse_cor(sp, use, match.arg(method), backend, verbose)
     if (!is.null(r)) return(r)
     x <- sp
+  }
+  # an input larger than a block is read in blocks of columns (R/blocks.R)
+  bs <- if (is.null(y) && isS4(x) && is.null(sp)) .block_source(x, assay)
+  if (!is.null(bs)) {
+    r <- .blocked_cor(bs, use, match.arg(method), backend, precision, devices, verbose)
+    if (!is.null(r)) return(r)
   }
   x <- .as_input(x, "x", assay, TRUE)
   y <- .as_input(y, "y", assay, TRUE)

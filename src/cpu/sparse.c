@@ -239,7 +239,7 @@ int cpu_sparse_cor(const int *colptr, const int *rowind, const double *val,
         }
     }
     for (size_t a = 0; a < p; a++)
-        if (zero[a]) *sd0 = 1;
+        if (zero[a] && p > 1) *sd0 = 1;   /* stats warns for pairs i != j only */
     /* the mirror: (a, b) for b > a from (b, a), in cache-sized blocks */
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)

@@ -147,3 +147,76 @@ test_that("dgCMatrix: Kendall, NA and a named GPU backend use the dense columns"
   se <- SummarizedExperiment::SummarizedExperiment(list(counts = Matrix::t(m)))
   expect_equal(gpucor::gpu_cor(se, backend = "cpu"), stats::cor(as.matrix(m)), tolerance = 1e-12)
 })
+
+# Inputs larger than DelayedArray's block size are read in blocks of whole
+# columns (R/blocks.R); a tiny block size forces several blocks here.
+test_that("DelayedArray, HDF5Array and big.matrix larger than a block: blocks agree with stats", {
+  have <- c(DelayedArray = requireNamespace("DelayedArray", quietly = TRUE),
+            HDF5Array = requireNamespace("HDF5Array", quietly = TRUE),
+            bigmemory = requireNamespace("bigmemory", quietly = TRUE))
+  if (!any(have)) skip("none of DelayedArray, HDF5Array, bigmemory is installed")
+  info <- new_seed()
+  n <- 37
+  m <- rmat(n, 11, dimnames = list(NULL, paste0("v", 1:11)))
+  m[, 2] <- round(m[, 2])                  # ties
+  m[, 5] <- 2                              # zero sd
+  m[, 7] <- 1e-170 * m[, 7]                # a variance a double cannot hold
+  m[, 9] <- 1e8 + m[, 9]
+  mn <- m
+  mn[sample(length(mn), 15)] <- NA
+  bs <- if (have[["DelayedArray"]]) DelayedArray::getAutoBlockSize() else NULL
+  old <- options(gpucor.memory_guard = TRUE)
+  on.exit({
+    options(old)
+    if (!is.null(bs)) DelayedArray::setAutoBlockSize(bs)
+  })
+  # 3 columns a block (big.matrix uses the same size, or 1e8 without DelayedArray)
+  if (have[["DelayedArray"]]) DelayedArray::setAutoBlockSize(8 * n * 3)
+  wrap <- list()
+  for (d in list(m, mn)) {
+    k <- length(wrap)
+    if (have[["DelayedArray"]]) wrap[[paste0("DelayedMatrix", k)]] <- list(DelayedArray::DelayedArray(d), d)
+    if (have[["HDF5Array"]]) wrap[[paste0("HDF5Matrix", k)]] <- list(
+      HDF5Array::writeHDF5Array(d, tempfile(fileext = ".h5"), "m", with.dimnames = TRUE), d)
+    if (have[["bigmemory"]] && have[["DelayedArray"]])
+      wrap[[paste0("big.matrix", k)]] <- list(bigmemory::as.big.matrix(d), d)
+  }
+  # the value (or error) and whether stats' zero-sd warning came; other
+  # warnings (a finalizer's, run by a collection inside the call) are not
+  # the call's
+  run <- function(f) {
+    w <- FALSE
+    val <- tryCatch(withCallingHandlers(f(), warning = function(c)
+      if (identical(conditionMessage(c), "the standard deviation is zero")) {
+        w <<- TRUE
+        invokeRestart("muffleWarning")
+      }), error = function(e) e)
+    list(val = val, sd0 = w)
+  }
+  for (nm in names(wrap)) for (method in c("pearson", "spearman", "kendall"))
+    for (use in c("everything", "all.obs", "complete.obs", "na.or.complete", "pairwise.complete.obs")) {
+      obj <- wrap[[nm]][[1]]
+      d <- wrap[[nm]][[2]]
+      lab <- sprintf("%s, %s, %s, %s", nm, method, use, info)
+      want <- run(function() stats::cor(d, use = use, method = method))
+      got <- run(function() gpucor::gpu_cor(obj, use = use, method = method, backend = "cpu"))
+      expect_identical(got$sd0, want$sd0, label = lab)
+      if (inherits(want$val, "error")) {
+        expect_s3_class(got$val, "error")
+        expect_identical(conditionMessage(got$val), conditionMessage(want$val), label = lab)
+        next
+      }
+      expect_identical(dimnames(got$val), dimnames(want$val), label = lab)
+      expect_identical(is.na(got$val), is.na(want$val), label = lab)
+      expect_lte(max(abs(got$val - want$val), 0, na.rm = TRUE), 1e-10)
+    }
+  if (have[["DelayedArray"]])
+    expect_message(gpucor::gpu_cor(wrap[[1]][[1]], backend = "cpu", verbose = TRUE),
+                   "4 blocks of up to 3 columns")
+  # a SummarizedExperiment holding a DelayedArray: features (rows) are the variables
+  if (have[["DelayedArray"]] && requireNamespace("SummarizedExperiment", quietly = TRUE)) {
+    se <- SummarizedExperiment::SummarizedExperiment(list(a = DelayedArray::DelayedArray(t(m))))
+    expect_equal(suppressWarnings(gpucor::gpu_cor(se, backend = "cpu")),
+                 suppressWarnings(stats::cor(m)), tolerance = 1e-12)
+  }
+})

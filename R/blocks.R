@@ -1,0 +1,107 @@
+# gpu_cor() of an input larger than one block -- a DelayedArray (HDF5Array
+# and friends), a big.matrix, or a SummarizedExperiment holding a
+# DelayedArray -- without making it dense whole: whole columns are read in
+# blocks of DelayedArray's block size (DelayedArray::getAutoBlockSize(),
+# 100 MB unless set), and the result is made block pair by block pair, so
+# at most two blocks of the input are dense at a time.  Whole columns make
+# every column's mean and spread exact as for the dense input; the
+# complete-case modes read the blocks once first to find the complete rows.
+
+# The source to read in blocks (variables in columns), or NULL.
+.block_source <- function(x, assay) {
+  if (inherits(x, "SummarizedExperiment")) {
+    m <- SummarizedExperiment::assay(x, assay, withDimnames = TRUE)
+    if (!inherits(m, "DelayedArray")) return(NULL)
+    return(getExportedValue("BiocGenerics", "t")(m))   # lazy: genes become columns
+  }
+  if (inherits(x, c("DelayedArray", "big.matrix"))) x else NULL
+}
+
+.block_bytes <- function()
+  if (requireNamespace("DelayedArray", quietly = TRUE)) DelayedArray::getAutoBlockSize() else 1e8
+
+# The correlation matrix of x read in column blocks, or NULL when x fits
+# one block (the caller then reads it whole).
+.blocked_cor <- function(x, use, method, backend, precision, devices, verbose) {
+  n <- nrow(x)
+  p <- ncol(x)
+  w <- max(1, floor(.block_bytes() / (8 * max(n, 1))))
+  if (p <= w || n < 2L) return(NULL)
+  uses <- c("all.obs", "complete.obs", "pairwise.complete.obs", "everything", "na.or.complete")
+  k <- pmatch(use, uses)
+  if (length(k) != 1L || is.na(k)) stop("invalid 'use' argument")
+  use_name <- uses[k]
+  read <- function(cols) {
+    b <- x[, cols, drop = FALSE]
+    if (!is.matrix(b)) b <- as.matrix(b)
+    if (!(is.numeric(b) || is.logical(b))) stop("'x' must be numeric", call. = FALSE)
+    storage.mode(b) <- "double"
+    b
+  }
+  blocks <- lapply(seq(1, p, by = w), function(s) s:min(p, s + w - 1))
+  cn <- colnames(x)
+  rows <- NULL
+  if (use_name == "all.obs")
+    for (b in blocks) if (anyNA(read(b))) stop("missing observations in cov/cor")
+  if (use_name %in% c("complete.obs", "na.or.complete")) {
+    ok <- rep(TRUE, n)
+    for (b in blocks) ok <- ok & stats::complete.cases(read(b))
+    if (!any(ok)) {
+      if (use_name == "complete.obs") stop("no complete element pairs")
+      r <- matrix(NA_real_, p, p)
+      if (!is.null(cn)) dimnames(r) <- list(cn, cn)
+      return(r)
+    }
+    if (!all(ok)) rows <- which(ok)
+  }
+  .memory_guard(8 * (as.double(p) * p + 4 * as.double(n) * w),
+                sprintf("gpu_cor(): the %d x %d result", p, p),
+                "Compute it in blocks of columns of 'y'.")
+  get <- function(b) {
+    m <- read(b)
+    if (is.null(rows)) m else m[rows, , drop = FALSE]
+  }
+  # the complete rows hold no NA: from here every mode is "everything"
+  # there, except pairwise, which is per pair anyway
+  u <- if (use_name %in% c("complete.obs", "na.or.complete", "all.obs")) "everything" else use_name
+  t0 <- proc.time()[["elapsed"]]
+  r <- matrix(NA_real_, p, p)
+  sd0 <- FALSE
+  zero_var <- logical(p)
+  one <- function(A, B) withCallingHandlers(
+    gpu_cor(A, B, u, method, backend, precision, devices, FALSE),
+    warning = function(w) if (identical(conditionMessage(w), "the standard deviation is zero")) {
+      sd0 <<- TRUE
+      invokeRestart("muffleWarning")
+    })
+  for (a in seq_along(blocks)) {
+    A <- get(blocks[[a]])
+    r[blocks[[a]], blocks[[a]]] <- one(A, NULL)
+    # stats' rule without y (a variance that is 0 in a double): the block
+    # pairs below are made with y, whose rule looks at the sd instead
+    if (u != "pairwise.complete.obs" && method != "kendall")
+      zero_var[blocks[[a]]] <- vapply(seq_len(ncol(A)), function(j) {
+        v <- if (method == "spearman") stats::var(rank(A[, j], na.last = "keep"))
+             else stats::var(A[, j])
+        !is.na(v) && v == 0
+      }, logical(1))
+    for (b in seq_along(blocks)[-seq_len(a)]) {
+      val <- one(A, get(blocks[[b]]))
+      r[blocks[[a]], blocks[[b]]] <- val
+      r[blocks[[b]], blocks[[a]]] <- t(val)
+    }
+  }
+  if (any(zero_var)) {
+    d <- diag(r)
+    r[zero_var, ] <- NA_real_
+    r[, zero_var] <- NA_real_
+    diag(r) <- d
+    sd0 <- TRUE
+  }
+  if (verbose)
+    message(sprintf("gpu_cor: %d blocks of up to %d columns, %.3f s", length(blocks), w,
+                    proc.time()[["elapsed"]] - t0))
+  if (!is.null(cn)) dimnames(r) <- list(cn, cn)
+  if (sd0) warning("the standard deviation is zero")
+  r
+}
