@@ -20,52 +20,62 @@
 .block_bytes <- function()
   if (requireNamespace("DelayedArray", quietly = TRUE)) DelayedArray::getAutoBlockSize() else 1e8
 
-# The correlation matrix of x read in column blocks, or NULL when x fits
-# one block (the caller then reads it whole).
-.blocked_cor <- function(x, use, method, backend, precision, devices, verbose) {
+# The correlation matrix of x (and y) read in column blocks, or NULL when
+# both fit one block or a side is not a matrix (the caller then reads them
+# whole).  A side that is an ordinary matrix is cut into the same blocks.
+.blocked_cor <- function(x, y, use, method, backend, precision, devices, verbose) {
+  ok_side <- function(v) is.null(v) || is.matrix(v) || isS4(v)
+  if (!ok_side(x) || !ok_side(y)) return(NULL)
   n <- nrow(x)
+  if (!is.null(y) && nrow(y) != n) stop("incompatible dimensions")
   p <- ncol(x)
+  q <- if (is.null(y)) p else ncol(y)
   w <- max(1, floor(.block_bytes() / (8 * max(n, 1))))
-  if (p <= w || n < 2L) return(NULL)
+  if ((p <= w && q <= w) || n < 2L) return(NULL)
   uses <- c("all.obs", "complete.obs", "pairwise.complete.obs", "everything", "na.or.complete")
   k <- pmatch(use, uses)
   if (length(k) != 1L || is.na(k)) stop("invalid 'use' argument")
   use_name <- uses[k]
-  read <- function(cols) {
-    b <- x[, cols, drop = FALSE]
+  read <- function(v, cols) {
+    b <- v[, cols, drop = FALSE]
     if (!is.matrix(b)) b <- as.matrix(b)
     if (!(is.numeric(b) || is.logical(b))) stop("'x' must be numeric", call. = FALSE)
     storage.mode(b) <- "double"
     b
   }
-  blocks <- lapply(seq(1, p, by = w), function(s) s:min(p, s + w - 1))
-  cn <- colnames(x)
+  cut <- function(m) lapply(seq(1, m, by = w), function(s) s:min(m, s + w - 1))
+  bx <- cut(p)
+  by <- if (is.null(y)) bx else cut(q)
+  sides <- if (is.null(y)) list(list(x, bx)) else list(list(x, bx), list(y, by))
+  cx <- colnames(x)
+  cy <- if (is.null(y)) cx else colnames(y)
   rows <- NULL
   if (use_name == "all.obs")
-    for (b in blocks) if (anyNA(read(b))) stop("missing observations in cov/cor")
+    for (sd in sides) for (b in sd[[2]])
+      if (anyNA(read(sd[[1]], b))) stop("missing observations in cov/cor")
   if (use_name %in% c("complete.obs", "na.or.complete")) {
     ok <- rep(TRUE, n)
-    for (b in blocks) ok <- ok & stats::complete.cases(read(b))
+    for (sd in sides) for (b in sd[[2]]) ok <- ok & stats::complete.cases(read(sd[[1]], b))
     if (!any(ok)) {
       if (use_name == "complete.obs") stop("no complete element pairs")
-      r <- matrix(NA_real_, p, p)
-      if (!is.null(cn)) dimnames(r) <- list(cn, cn)
+      r <- matrix(NA_real_, p, q)
+      if (!is.null(cx) || !is.null(cy)) dimnames(r) <- list(cx, cy)
       return(r)
     }
     if (!all(ok)) rows <- which(ok)
   }
-  .memory_guard(8 * (as.double(p) * p + 4 * as.double(n) * w),
-                sprintf("gpu_cor(): the %d x %d result", p, p),
+  .memory_guard(8 * (as.double(p) * q + 4 * as.double(n) * w),
+                sprintf("gpu_cor(): the %d x %d result", p, q),
                 "Compute it in blocks of columns of 'y'.")
-  get <- function(b) {
-    m <- read(b)
+  get <- function(v, b) {
+    m <- read(v, b)
     if (is.null(rows)) m else m[rows, , drop = FALSE]
   }
   # the complete rows hold no NA: from here every mode is "everything"
   # there, except pairwise, which is per pair anyway
   u <- if (use_name %in% c("complete.obs", "na.or.complete", "all.obs")) "everything" else use_name
   t0 <- proc.time()[["elapsed"]]
-  r <- matrix(NA_real_, p, p)
+  r <- matrix(NA_real_, p, q)
   sd0 <- FALSE
   zero_var <- logical(p)
   one <- function(A, B) withCallingHandlers(
@@ -74,21 +84,25 @@
       sd0 <<- TRUE
       invokeRestart("muffleWarning")
     })
-  for (a in seq_along(blocks)) {
-    A <- get(blocks[[a]])
-    r[blocks[[a]], blocks[[a]]] <- one(A, NULL)
+  for (a in seq_along(bx)) {
+    A <- get(x, bx[[a]])
+    if (!is.null(y)) {
+      for (b in seq_along(by)) r[bx[[a]], by[[b]]] <- one(A, get(y, by[[b]]))
+      next
+    }
+    r[bx[[a]], bx[[a]]] <- one(A, NULL)
     # stats' rule without y (a variance that is 0 in a double): the block
     # pairs below are made with y, whose rule looks at the sd instead
     if (u != "pairwise.complete.obs" && method != "kendall")
-      zero_var[blocks[[a]]] <- vapply(seq_len(ncol(A)), function(j) {
+      zero_var[bx[[a]]] <- vapply(seq_len(ncol(A)), function(j) {
         v <- if (method == "spearman") stats::var(rank(A[, j], na.last = "keep"))
              else stats::var(A[, j])
         !is.na(v) && v == 0
       }, logical(1))
-    for (b in seq_along(blocks)[-seq_len(a)]) {
-      val <- one(A, get(blocks[[b]]))
-      r[blocks[[a]], blocks[[b]]] <- val
-      r[blocks[[b]], blocks[[a]]] <- t(val)
+    for (b in seq_along(bx)[-seq_len(a)]) {
+      val <- one(A, get(x, bx[[b]]))
+      r[bx[[a]], bx[[b]]] <- val
+      r[bx[[b]], bx[[a]]] <- t(val)
     }
   }
   if (any(zero_var)) {
@@ -99,9 +113,9 @@
     sd0 <- TRUE
   }
   if (verbose)
-    message(sprintf("gpu_cor: %d blocks of up to %d columns, %.3f s", length(blocks), w,
-                    proc.time()[["elapsed"]] - t0))
-  if (!is.null(cn)) dimnames(r) <- list(cn, cn)
+    message(sprintf("gpu_cor: %d x %d blocks of up to %d columns, %.3f s", length(bx),
+                    length(by), w, proc.time()[["elapsed"]] - t0))
+  if (!is.null(cx) || !is.null(cy)) dimnames(r) <- list(cx, cy)
   if (sd0) warning("the standard deviation is zero")
   r
 }

@@ -105,8 +105,8 @@
     cls <- class(x)[1L]
     .memory_guard(8 * as.double(nrow(x)) * ncol(x),
                   sprintf("the dense copy of '%s' (a %s, %d x %d)", what, cls, nrow(x), ncol(x)),
-                  paste("gpu_cor() without 'y' reads a DelayedArray or big.matrix in",
-                        "blocks; otherwise pass a subset of it."))
+                  paste("gpu_cor() reads a DelayedArray or big.matrix in blocks;",
+                        "gpu_dist() needs it whole: pass a subset of it."))
     # big.matrix's as.matrix() is an S4 method base::as.matrix does not see
     # from here; its `[` is
     return(if (inherits(x, "big.matrix")) x[, , drop = FALSE] else as.matrix(x))

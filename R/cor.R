@@ -36,12 +36,12 @@
 #'   (more than 10 times the standard deviation, where the sparse formula
 #'   would lose digits), its dense copy is used.  A
 #'   `DelayedArray`/`HDF5Array` (or such an assay) or
-#'   `bigmemory::big.matrix` larger than DelayedArray's block size
-#'   (`DelayedArray::getAutoBlockSize()`, 100 MB by default) is read in
-#'   blocks of whole columns when there is no `y`: the result is made block
-#'   pair by block pair and no more than two blocks are dense at a time;
-#'   otherwise (and other `Matrix` classes) it is read into a dense matrix
-#'   first, after the memory check.
+#'   `bigmemory::big.matrix` (as `x` or `y`) larger than DelayedArray's
+#'   block size (`DelayedArray::getAutoBlockSize()`, 100 MB by default) is
+#'   read in blocks of whole columns: the result is made block pair by block
+#'   pair and no more than two blocks are dense at a time.  Smaller ones, and
+#'   other `Matrix` classes, are read into a dense matrix first, after the
+#'   memory check.
 #' @param y `NULL` (the default) or a vector, matrix or data frame with the
 #'   same number of rows as `x` (or an object of the classes `x` takes).
 #' @param use how missing values are handled, as in [stats::cor()]:
@@ -91,9 +91,11 @@ gpu_cor <- function(x, y = NULL, use = "everything",
     x <- sp
   }
   # an input larger than a block is read in blocks of columns (R/blocks.R)
-  bs <- if (is.null(y) && isS4(x) && is.null(sp)) .block_source(x, assay)
-  if (!is.null(bs)) {
-    r <- .blocked_cor(bs, use, match.arg(method), backend, precision, devices, verbose)
+  bx <- if (isS4(x) && is.null(sp)) .block_source(x, assay)
+  by <- if (isS4(y)) .block_source(y, assay)
+  if (!is.null(bx) || !is.null(by)) {
+    r <- .blocked_cor(if (is.null(bx)) x else bx, if (is.null(by)) y else by, use,
+                      match.arg(method), backend, precision, devices, verbose)
     if (!is.null(r)) return(r)
   }
   x <- .as_input(x, "x", assay, TRUE)

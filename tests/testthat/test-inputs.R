@@ -210,9 +210,27 @@ test_that("DelayedArray, HDF5Array and big.matrix larger than a block: blocks ag
       expect_identical(is.na(got$val), is.na(want$val), label = lab)
       expect_lte(max(abs(got$val - want$val), 0, na.rm = TRUE), 1e-10)
     }
+  # with y: blocks of x against blocks of y (a DelayedArray, or a matrix)
+  if (have[["DelayedArray"]]) {
+    yy <- rmat(n, 7, dimnames = list(NULL, paste0("y", 1:7)))
+    yy[, 4] <- -1
+    yy[sample(length(yy), 6)] <- NA
+    for (xs in list(m, mn)) for (method in c("pearson", "spearman", "kendall"))
+      for (use in c("everything", "complete.obs", "pairwise.complete.obs"))
+        for (yo in list(DelayedArray::DelayedArray(yy), yy)) {
+          lab <- sprintf("y = %s, %s, %s, %s", class(yo)[1], method, use, info)
+          want <- run(function() stats::cor(xs, yy, use = use, method = method))
+          got <- run(function() gpucor::gpu_cor(DelayedArray::DelayedArray(xs), yo, use = use,
+                                                method = method, backend = "cpu"))
+          expect_identical(got$sd0, want$sd0, label = lab)
+          expect_identical(dimnames(got$val), dimnames(want$val), label = lab)
+          expect_identical(is.na(got$val), is.na(want$val), label = lab)
+          expect_lte(max(abs(got$val - want$val), 0, na.rm = TRUE), 1e-10)
+        }
+  }
   if (have[["DelayedArray"]])
     expect_message(gpucor::gpu_cor(wrap[[1]][[1]], backend = "cpu", verbose = TRUE),
-                   "4 blocks of up to 3 columns")
+                   "4 x 4 blocks of up to 3 columns")
   # a SummarizedExperiment holding a DelayedArray: features (rows) are the variables
   if (have[["DelayedArray"]] && requireNamespace("SummarizedExperiment", quietly = TRUE)) {
     se <- SummarizedExperiment::SummarizedExperiment(list(a = DelayedArray::DelayedArray(t(m))))
