@@ -168,10 +168,10 @@ test_that("DelayedArray, HDF5Array and big.matrix larger than a block: blocks ag
   old <- options(gpucor.memory_guard = TRUE)
   on.exit({
     options(old)
-    if (!is.null(bs)) DelayedArray::setAutoBlockSize(bs)
+    if (!is.null(bs)) suppressMessages(DelayedArray::setAutoBlockSize(bs))
   })
   # 3 columns a block (big.matrix uses the same size, or 1e8 without DelayedArray)
-  if (have[["DelayedArray"]]) DelayedArray::setAutoBlockSize(8 * n * 3)
+  if (have[["DelayedArray"]]) suppressMessages(DelayedArray::setAutoBlockSize(8 * n * 3))
   wrap <- list()
   for (d in list(m, mn)) {
     k <- length(wrap)
@@ -229,7 +229,8 @@ test_that("DelayedArray, HDF5Array and big.matrix larger than a block: blocks ag
         }
   }
   if (have[["DelayedArray"]])
-    expect_message(gpucor::gpu_cor(wrap[[1]][[1]], backend = "cpu", verbose = TRUE),
+    expect_message(suppressWarnings(gpucor::gpu_cor(wrap[[1]][[1]], backend = "cpu",
+                                                    verbose = TRUE)),
                    "4 x 4 blocks of up to 3 columns")
   # a SummarizedExperiment holding a DelayedArray: features (rows) are the variables
   if (have[["DelayedArray"]] && requireNamespace("SummarizedExperiment", quietly = TRUE)) {
