@@ -32,16 +32,10 @@
   q <- if (is.null(y)) p else ncol(y)
   w <- max(1, floor(.block_bytes() / (8 * max(n, 1))))
   if ((p <= w && q <= w) || n < 2L) return(NULL)
-  uses <- c("all.obs", "complete.obs", "pairwise.complete.obs", "everything", "na.or.complete")
-  k <- pmatch(use, uses)
-  if (length(k) != 1L || is.na(k)) stop("invalid 'use' argument")
-  use_name <- uses[k]
+  use_name <- .stats_use(use)
   read <- function(v, cols) {
     b <- v[, cols, drop = FALSE]
-    if (!is.matrix(b)) b <- as.matrix(b)
-    if (!(is.numeric(b) || is.logical(b))) stop("'x' must be numeric", call. = FALSE)
-    storage.mode(b) <- "double"
-    b
+    .as_double_matrix(.check_cor_input(if (is.matrix(b)) b else as.matrix(b), "x"))
   }
   cut <- function(m) lapply(seq(1, m, by = w), function(s) s:min(m, s + w - 1))
   bx <- cut(p)

@@ -3,6 +3,16 @@
 .gpucor_uses <- c("everything", "all.obs", "complete.obs", "na.or.complete",
                   "pairwise.complete.obs")
 
+# 'use' as stats' cor() and cov() match it (pmatch over their own order):
+# the full name, or stats' error.
+.stats_use <- function(use) {
+  uses <- c("all.obs", "complete.obs", "pairwise.complete.obs", "everything",
+            "na.or.complete")
+  k <- pmatch(use, uses)
+  if (length(k) != 1L || is.na(k)) stop("invalid 'use' argument")
+  uses[k]
+}
+
 #' Correlation matrices, exactly as stats::cor computes them
 #'
 #' `gpu_cor()` computes Pearson, Spearman or Kendall (tau-b) correlations
@@ -100,13 +110,8 @@ gpu_cor <- function(x, y = NULL, use = "everything",
   }
   x <- .as_input(x, "x", assay, TRUE)
   y <- .as_input(y, "y", assay, TRUE)
-  # stats' pmatch over its own order, then our enum's order
-  stats_uses <- c("all.obs", "complete.obs", "pairwise.complete.obs",
-                  "everything", "na.or.complete")
-  na.method <- pmatch(use, stats_uses)
-  if (length(na.method) != 1L || is.na(na.method))
-    stop("invalid 'use' argument")
-  use <- match(stats_uses[na.method], .gpucor_uses)
+  # stats' name, then our enum's order
+  use <- match(.stats_use(use), .gpucor_uses)
   method <- match.arg(method)
   precision <- match.arg(precision)
   if (is.data.frame(y)) y <- as.matrix(y)

@@ -38,11 +38,7 @@ gpu_cov <- function(x, y = NULL, use = "everything",
   y <- .as_input(y, "y", assay, TRUE)
   if (is.data.frame(y)) y <- as.matrix(y)
   if (is.data.frame(x)) x <- as.matrix(x)
-  na.method <- pmatch(use, c("all.obs", "complete.obs", "pairwise.complete.obs",
-                             "everything", "na.or.complete"))
-  if (length(na.method) != 1L || is.na(na.method)) stop("invalid 'use' argument")
-  use_name <- c("all.obs", "complete.obs", "pairwise.complete.obs", "everything",
-                "na.or.complete")[na.method]
+  use_name <- .stats_use(use)
   # stats::cov ranks whole columns: no pairwise mode for the rank methods
   if (method != "pearson" && use_name == "pairwise.complete.obs") {
     if (!is.matrix(x) && is.null(y))

@@ -23,9 +23,7 @@
       ncol(x) == 0L || !identical(backend, "auto") && !identical(backend, "cpu"))
     return(NULL)
   # every 'use' is "everything" without NA; all.obs has nothing to refuse
-  if (is.na(pmatch(use, c("all.obs", "complete.obs", "pairwise.complete.obs",
-                          "everything", "na.or.complete"))))
-    stop("invalid 'use' argument")
+  .stats_use(use)
   p <- ncol(x)
   .memory_guard(8 * as.double(p) * p + 16 * as.double(length(x@x)) + 8 * nrow(x),
                 sprintf("gpu_cor(): the %d x %d result", p, p),

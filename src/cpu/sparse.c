@@ -38,40 +38,23 @@
 /* rows between interrupt checks */
 #define ROW_BLOCK 8192
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *) a, y = *(const double *) b;
-    return (x > y) - (x < y);
-}
-
 /* The stored values of one column replaced by their mid-rank among all n
- * values minus the implicit zeros' mid-rank. */
-static void rank_column(double *v, size_t m, size_t n, double *s)
+ * values minus the implicit zeros' mid-rank.  cpu_rank ranks the m stored
+ * values; the z implicit zeros then sit between the negative and positive
+ * ones, in the tie group of the stored zeros: a positive value's rank moves
+ * up by z, a stored zero's by z / 2.  r (m) and idx (2m) are workspace. */
+static void rank_column(double *v, size_t m, size_t n, double *r, size_t *idx)
 {
-    size_t z = n - m;
-    memcpy(s, v, m * sizeof *s);
-    qsort(s, m, sizeof *s, cmp_double);
-    for (size_t k = 0; k < m; k++) {
-        double x = v[k];
-        /* first position >= x and first > x among the stored values */
-        size_t lo = 0, hi = m;
-        while (lo < hi) { size_t md = (lo + hi) / 2; if (s[md] < x) lo = md + 1; else hi = md; }
-        size_t a = lo;
-        hi = m;
-        while (lo < hi) { size_t md = (lo + hi) / 2; if (s[md] <= x) lo = md + 1; else hi = md; }
-        size_t b = lo;
-        double less = (double) a + (x > 0 ? (double) z : 0.0);
-        double eq = (double) (b - a) + (x == 0 ? (double) z : 0.0);
-        v[k] = less + (eq + 1) / 2;
-    }
-    /* the zeros' rank: the stored values below 0, then the zero group */
+    double z = (double) (n - m);
     size_t neg = 0, zs = 0;
+    cpu_rank(v, m, r, idx);
     for (size_t k = 0; k < m; k++) {
-        neg += s[k] < 0;
-        zs += s[k] == 0;
+        neg += v[k] < 0;
+        zs += v[k] == 0;
     }
-    double r0 = (double) neg + ((double) (z + zs) + 1) / 2;
-    for (size_t k = 0; k < m; k++) v[k] -= r0;
+    double r0 = (double) neg + ((double) zs + z + 1) / 2;
+    for (size_t k = 0; k < m; k++)
+        v[k] = r[k] + (v[k] > 0 ? z : v[k] == 0 ? z / 2 : 0) - r0;
 }
 
 int cpu_sparse_cor(const int *colptr, const int *rowind, const double *val,
@@ -85,7 +68,7 @@ int cpu_sparse_cor(const int *colptr, const int *rowind, const double *val,
     const double *v = val;      /* the values, or their ranks (a copy) */
     long double *mean = NULL, *css = NULL;
     int *rp = NULL, *rc = NULL;
-    size_t *bounds = NULL;
+    size_t *bounds = NULL, *idx = NULL;
     unsigned char *zero = NULL;
     *sd0 = 0;
     *ill = 0;
@@ -113,10 +96,11 @@ int cpu_sparse_cor(const int *colptr, const int *rowind, const double *val,
             if (m > mmax) mmax = m;
         }
         s = (double *) malloc((mmax ? mmax : 1) * sizeof *s);
-        if (!s) { status = GPUCOR_ERR_ALLOC; goto cleanup; }
+        idx = (size_t *) malloc((mmax ? 2 * mmax : 1) * sizeof *idx);
+        if (!s || !idx) { status = GPUCOR_ERR_ALLOC; goto cleanup; }
         memcpy(vcopy, val, nnz * sizeof *vcopy);
         for (size_t j = 0; j < p; j++)
-            rank_column(vcopy + colptr[j], (size_t) (colptr[j + 1] - colptr[j]), n, s);
+            rank_column(vcopy + colptr[j], (size_t) (colptr[j + 1] - colptr[j]), n, s, idx);
     }
     for (size_t j = 0; j < p; j++) {
         const double *c = v + colptr[j];
@@ -253,6 +237,6 @@ int cpu_sparse_cor(const int *colptr, const int *rowind, const double *val,
 
 cleanup:
     free(vcopy); free(rv); free(s); free(mean); free(css); free(rp); free(rc);
-    free(bounds); free(zero);
+    free(bounds); free(zero); free(idx);
     return status;
 }

@@ -7,11 +7,20 @@
 #define GPUCOR_CHECK_CUH
 
 #include <stdio.h>
+#include <time.h>
 #include <cuda_runtime.h>
 #include <cublas_v2.h>
 #include "engine.h"
 
 const char *gpucor_cublas_name(cublasStatus_t s);
+
+/* Seconds on the monotonic clock (the runner's stage timings). */
+static inline double gpucor_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 /* Records 'err' of call 'what' into msg (cap bytes). */
 int gpucor_cuda_fail(char *msg, size_t cap, const char *what, cudaError_t err);

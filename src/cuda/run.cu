@@ -1,16 +1,8 @@
 /*
  * run.cu -- see run.cuh.
  */
-#include <time.h>
 #include "paths.cuh"
 #include "worker.cuh"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 size_t gpucor_device_budget(const gc_host *host, size_t used)
 {
@@ -66,8 +58,18 @@ int gc_cuda_run(gc_panel_fn panel, void *self, const gc_plan *pl, int is_float,
     cudaStream_t st = gc->st;
     void *sbuf = NULL, *stage[2] = {gc->pinned[0], gc->pinned[1]};
     cudaEvent_t ev[2] = {NULL, NULL};
-    struct { size_t offset, count; double scale; long s; } staged[2];
+    struct { size_t offset, count; double scale; } staged[2];
     int b = 0, pend = -1;
+    /* the staged panel in buffer k, once its copy has landed, to the
+     * coordinator */
+#define HAND_OVER(k)                                                          \
+    do {                                                                      \
+        t = gpucor_now();                                                     \
+        CU(cudaEventSynchronize(ev[k]));                                      \
+        host->seconds[0] += gpucor_now() - t;                                 \
+        gc_worker_post(k, stage[k], staged[k].offset, staged[k].count,        \
+                       is_float, staged[k].scale);                            \
+    } while (0)
 
     if (pl->npanels == 0) return GPUCOR_OK;
     if (sink->p * pl->w * esz > gc->pinned_bytes) {
@@ -86,11 +88,7 @@ int gc_cuda_run(gc_panel_fn panel, void *self, const gc_plan *pl, int is_float,
         long s = gc_worker_take(pend < 0);
         if (s == -2) {
             /* nothing to take now: hand over what is staged, then wait */
-            t = now();
-            CU(cudaEventSynchronize(ev[pend]));
-            host->seconds[0] += now() - t;
-            gc_worker_post(staged[pend].s, pend, stage[pend], staged[pend].offset,
-                           staged[pend].count, is_float, staged[pend].scale);
+            HAND_OVER(pend);
             pend = -1;
             continue;
         }
@@ -111,18 +109,11 @@ int gc_cuda_run(gc_panel_fn panel, void *self, const gc_plan *pl, int is_float,
                                &staged[b].count, st, msg, msgcap);
         if (status != GPUCOR_OK) goto cleanup;
         staged[b].scale = tl.scale;
-        staged[b].s = s;
         if (staged[b].count)
             CU(cudaMemcpyAsync(stage[b], src, staged[b].count * esz,
                                cudaMemcpyDeviceToHost, st));
         CU(cudaEventRecord(ev[b], st));
-        if (pend >= 0) {
-            t = now();
-            CU(cudaEventSynchronize(ev[pend]));
-            host->seconds[0] += now() - t;
-            gc_worker_post(staged[pend].s, pend, stage[pend], staged[pend].offset,
-                           staged[pend].count, is_float, staged[pend].scale);
-        }
+        if (pend >= 0) HAND_OVER(pend);
         pend = b;
         b = 1 - b;
     }
@@ -131,11 +122,8 @@ int gc_cuda_run(gc_panel_fn panel, void *self, const gc_plan *pl, int is_float,
         snprintf(msg, msgcap, "interrupted");
         goto cleanup;
     }
-    if (pend >= 0) {
-        CU(cudaEventSynchronize(ev[pend]));
-        gc_worker_post(staged[pend].s, pend, stage[pend], staged[pend].offset,
-                       staged[pend].count, is_float, staged[pend].scale);
-    }
+    if (pend >= 0) HAND_OVER(pend);
+#undef HAND_OVER
 
 cleanup:
     /* nothing may still be writing into, or reading from, the buffers */

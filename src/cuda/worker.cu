@@ -6,15 +6,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "worker.cuh"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* ---- contexts: one per worker slot, kept between calls ------------------ */
 
@@ -118,7 +110,7 @@ typedef struct gc_coord {
     int done;                     /* every panel is made: no more work */
     int stop;                     /* interrupted, or a failure nobody can absorb */
     int finished;                 /* worker threads that returned */
-    size_t minw, ncols;
+    size_t minw;
     int plan_ready;
     gc_plan plan;
     size_t next;                  /* the next fresh panel */
@@ -188,7 +180,6 @@ int gc_worker_agree(gc_plan *pl)
     co->joined++;
     co->joined_me[me] = 1;
     if (co->joined == 1 || pl->w < co->minw) co->minw = pl->w;
-    co->ncols = pl->ncols;
     pthread_cond_broadcast(&co->cv);
     while (!co->stop && !co->plan_ready && co->joined + co->left < co->n)
         pthread_cond_wait(&co->cv, &co->mu);
@@ -267,17 +258,16 @@ int gc_worker_wait_free(int b)
     return s;
 }
 
-void gc_worker_post(long s, int b, const void *src, size_t offset, size_t count,
+void gc_worker_post(int b, const void *src, size_t offset, size_t count,
                     int is_float, double scale)
 {
     gc_coord *co = self_tl->co;
     int me = self_tl->slot;
-    (void) s;
     if (co->inline_mode) {
         gc_host *h = co->main_host;
-        double t = now();
+        double t = gpucor_now();
         gc_sink_commit(co->sink, offset, src, count, is_float, scale, h->opts->nthreads);
-        h->seconds[1] += now() - t;
+        h->seconds[1] += gpucor_now() - t;
         co->committed++;
         if (h->progress)
             h->progress(h->progress_ctx, (double) co->committed / co->plan.npanels);
@@ -389,7 +379,7 @@ int gc_cuda_workers(gc_job_fn job, void *args, size_t arg_size, int n,
     gc_coord *co = (gc_coord *) calloc(1, sizeof *co);
     pthread_t th[GC_MAX_WORKERS];
     int started = 0, status = GPUCOR_OK;
-    double t0 = now(), t;
+    double t0 = gpucor_now(), t;
     if (!co) {
         snprintf(msg, msgcap, "out of host memory");
         return GPUCOR_ERR_ALLOC;
@@ -471,10 +461,10 @@ int gc_cuda_workers(gc_job_fn job, void *args, size_t arg_size, int n,
             int skip = co->stop;
             pthread_mutex_unlock(&co->mu);
             if (!skip) {
-                t = now();
+                t = gpucor_now();
                 gc_sink_commit(sink, p.offset, p.src, p.count, p.is_float, p.scale,
                                host->opts->nthreads);
-                host->seconds[1] += now() - t;
+                host->seconds[1] += gpucor_now() - t;
             }
             pthread_mutex_lock(&co->mu);
             co->busy[p.w][p.b] = 0;
@@ -490,9 +480,9 @@ int gc_cuda_workers(gc_job_fn job, void *args, size_t arg_size, int n,
             clock_gettime(CLOCK_REALTIME, &ts);
             ts.tv_nsec += 20 * 1000 * 1000;
             if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
-            t = now();
+            t = gpucor_now();
             pthread_cond_timedwait(&co->cv, &co->mu, &ts);
-            host->seconds[0] += now() - t;
+            host->seconds[0] += gpucor_now() - t;
             pthread_mutex_unlock(&co->mu);
         }
         if (host->interrupted && host->interrupted()) {
@@ -537,7 +527,7 @@ outcome:
     }
     for (int k = started; k < n; k++) res[k].ok = 0;
 out:
-    host->seconds[2] = now() - t0;
+    host->seconds[2] = gpucor_now() - t0;
     pthread_mutex_destroy(&co->mu);
     pthread_cond_destroy(&co->cv);
     free(co->todo);

@@ -61,9 +61,9 @@ long gc_worker_take(int may_block);
 /* Waits until staging buffer b of this worker is free (committed);
  * nonzero when the call is being stopped. */
 int gc_worker_wait_free(int b);
-/* Panel s is staged in this worker's buffer b (src): count values for
- * result offset 'offset', floats when is_float, times scale. */
-void gc_worker_post(long s, int b, const void *src, size_t offset, size_t count,
+/* This worker's staging buffer b (src) holds count values for result
+ * offset 'offset', floats when is_float, times scale. */
+void gc_worker_post(int b, const void *src, size_t offset, size_t count,
                     int is_float, double scale);
 /* Waits until nothing this worker posted is still being read. */
 void gc_worker_drain(void);
