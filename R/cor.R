@@ -108,12 +108,58 @@ gpu_cor <- function(x, y = NULL, use = "everything",
                       match.arg(method), backend, precision, devices, verbose)
     if (!is.null(r)) return(r)
   }
+  method <- match.arg(method)
+  precision <- match.arg(precision)
+  inp <- .cor_input(x, y, use, method, assay)
+  x <- inp$x; y <- inp$y; use <- inp$use; rows <- inp$rows; nobs <- inp$nobs
+  cx <- inp$cx; cy <- inp$cy; use_name <- .gpucor_uses[use]
+  matrix_result <- inp$matrix_result
+  q <- if (is.null(y)) ncol(x) else ncol(y)
+  # the result, and the engine's standardized (or ranked) copy of the input
+  .memory_guard(8 * (as.double(ncol(x)) * q +
+                     as.double(nobs) * (ncol(x) + (if (is.null(y)) 0 else q))),
+                sprintf("gpu_cor(): the %d x %d result", ncol(x), q),
+                if (is.null(y)) paste(
+                  "A 'dist' of the columns (gpu_dist(t(x), \"correlation\")) takes half",
+                  "as much; blocks of columns can be computed with 'y =', as in",
+                  "gpu_cor(x, x[, 1:1000]).") else
+                  "Compute it in blocks of columns of 'y'.")
+  pairwise_na <- use_name == "pairwise.complete.obs" && (anyNA(x) || anyNA(y))
+  backend <- .resolve_backend(
+    backend, work = as.double(ncol(x)) * (if (is.null(y)) ncol(x) / 2 else ncol(y)) *
+      nobs * .cpu_cost(method, pairwise_na))
+
+  done <- FALSE
+  if (backend == "gpu") on.exit(if (!done) .gpu_forget())
+  t0 <- proc.time()[["elapsed"]]
+  r <- .Call(C_gpucor_cor, x, y, match(method, c("pearson", "spearman", "kendall")),
+             use, rows, .engine_opts(backend, precision, verbose, devices))
+  done <- TRUE
+  if (verbose) {
+    .engine_report("gpu_cor", attr(r, "threads"), precision, proc.time()[["elapsed"]] - t0,
+                   devices)
+    if (!.opt("gpucor.profile")) attr(r, "threads") <- attr(r, "timing") <- NULL
+  }
+  sd0 <- isTRUE(attr(r, "sd0"))
+  attr(r, "sd0") <- NULL
+  if (matrix_result) {
+    if (!is.null(cx) || !is.null(cy)) dimnames(r) <- list(cx, cy)
+  } else {
+    r <- as.vector(r)
+  }
+  if (sd0) warning("the standard deviation is zero")
+  r
+}
+
+# gpu_cor()'s input checks and stats' rules before the engine, shared with
+# gpu_cor_edges(): x and y as double matrices, 'use' as our enum, the rows
+# of the complete-case modes (0-based; NULL: all), and the dimnames the
+# result keeps.
+.cor_input <- function(x, y, use, method, assay) {
   x <- .as_input(x, "x", assay, TRUE)
   y <- .as_input(y, "y", assay, TRUE)
   # stats' name, then our enum's order
   use <- match(.stats_use(use), .gpucor_uses)
-  method <- match.arg(method)
-  precision <- match.arg(precision)
   if (is.data.frame(y)) y <- as.matrix(y)
   if (is.data.frame(x)) x <- as.matrix(x)
   if (!is.matrix(x) && is.null(y))
@@ -157,41 +203,8 @@ gpu_cor <- function(x, y = NULL, use = "everything",
     if (x_matrix) { cx <- NULL; if (is.null(y)) cy <- NULL }
     if (y_matrix) cy <- NULL
   }
-  q <- if (is.null(y)) ncol(x) else ncol(y)
-  # the result, and the engine's standardized (or ranked) copy of the input
-  .memory_guard(8 * (as.double(ncol(x)) * q +
-                     as.double(nobs) * (ncol(x) + (if (is.null(y)) 0 else q))),
-                sprintf("gpu_cor(): the %d x %d result", ncol(x), q),
-                if (is.null(y)) paste(
-                  "A 'dist' of the columns (gpu_dist(t(x), \"correlation\")) takes half",
-                  "as much; blocks of columns can be computed with 'y =', as in",
-                  "gpu_cor(x, x[, 1:1000]).") else
-                  "Compute it in blocks of columns of 'y'.")
-  pairwise_na <- use_name == "pairwise.complete.obs" && (anyNA(x) || anyNA(y))
-  backend <- .resolve_backend(
-    backend, work = as.double(ncol(x)) * (if (is.null(y)) ncol(x) / 2 else ncol(y)) *
-      nobs * .cpu_cost(method, pairwise_na))
-
-  done <- FALSE
-  if (backend == "gpu") on.exit(if (!done) .gpu_forget())
-  t0 <- proc.time()[["elapsed"]]
-  r <- .Call(C_gpucor_cor, x, y, match(method, c("pearson", "spearman", "kendall")),
-             use, rows, .engine_opts(backend, precision, verbose, devices))
-  done <- TRUE
-  if (verbose) {
-    .engine_report("gpu_cor", attr(r, "threads"), precision, proc.time()[["elapsed"]] - t0,
-                   devices)
-    if (!.opt("gpucor.profile")) attr(r, "threads") <- attr(r, "timing") <- NULL
-  }
-  sd0 <- isTRUE(attr(r, "sd0"))
-  attr(r, "sd0") <- NULL
-  if (matrix_result) {
-    if (!is.null(cx) || !is.null(cy)) dimnames(r) <- list(cx, cy)
-  } else {
-    r <- as.vector(r)
-  }
-  if (sd0) warning("the standard deviation is zero")
-  r
+  list(x = x, y = y, use = use, rows = rows, nobs = nobs, cx = cx, cy = cy,
+       matrix_result = matrix_result)
 }
 
 # stats' errors for empty input, which depend on the route cor() takes for

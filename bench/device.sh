@@ -43,6 +43,13 @@ tests)
       sum(d$passed), sum(d$failed), sum(d$skipped)))' 2>&1 | tee "$OUT/tests.log" | tail -40 ;;
 big)
   GPUCOR_BIG_TESTS=true Rscript -e 'testthat::test_file("tests/testthat/test-gpu.R", package = "gpucor", load_package = "installed")' 2>&1 | tee "$OUT/big.log" | tail -15 ;;
+edges)
+  # issue 10's table (bench/edges.R); EDGES_CASES: a subset
+  Rscript bench/edges.R ${EDGES_CASES:-} 2>&1 | tee "$OUT/edges.log" ;;
+edges-tests)
+  Rscript -e 'r <- as.data.frame(testthat::test_file("tests/testthat/test-edges.R", package = "gpucor",
+    load_package = "installed", reporter = "summary")); cat(sprintf("edges tests: %d passed, %d failed, %d skipped\n",
+    sum(r$passed), sum(r$failed), sum(r$skipped)))' 2>&1 | tee "$OUT/edges-tests.log" | tail -30 ;;
 sanitize)
   # The script ends with quit() and releases nothing itself: the exit
   # finalizer must free the cached context (stream, cuBLAS handle, pinned
@@ -51,7 +58,7 @@ sanitize)
 library(testthat); library(gpucor)
 source("tests/testthat/helper-gpucor.R"); source("tests/testthat/helper-dist.R")
 for (f in c("tests/testthat/test-gpu.R", "tests/testthat/test-gpu-na.R",
-            "tests/testthat/test-reproducers.R"))
+            "tests/testthat/test-reproducers.R", "tests/testthat/test-edges.R"))
   test_file(f, package = "gpucor", load_package = "installed")
 quit(save = "no")
 R

@@ -7,12 +7,63 @@
 #include <R.h>
 #include <Rinternals.h>
 #include <string.h>
+#include <stdio.h>
 #include "gpucor.h"
 #include "status.h"
 #include "cpu/cpu.h"
+#include "network.h"
 #ifdef GPUCOR_CUDA
 #include "cuda/engine.h"
 #endif
+
+int gpucor_cor_engine(const gc_cor_input *in, const gc_sink *sink, gc_host *host,
+                      int *sd0, int *used, char *msg, size_t msgcap)
+{
+    int status;
+    const gc_opts *o = host->opts;
+    size_t p = in->p, q = in->q;
+    *sd0 = 0;
+    *used = 0;
+    /* with fewer than two observations the answer is all NA: the CPU
+     * writes it */
+    if (o->gpu && in->nobs >= 2 && p > 0 && q > 0) {
+#ifdef GPUCOR_CUDA
+        gpu_cor_args a;
+        memset(&a, 0, sizeof a);
+        unsigned char *flags = (unsigned char *) R_alloc(p + q, 1);
+        a.x = in->x; a.n = in->n; a.p = p;
+        a.y = in->y; a.q = q;
+        a.rows = in->rows; a.nobs = in->nobs;
+        a.method = in->method;
+        a.pairwise = in->use == USE_PAIRWISE;
+        a.single = o->single;
+        a.flags_out = flags;
+        status = gpucor_cuda_cor(&a, sink, host, msg, msgcap);
+        if (status != GPUCOR_OK) return status;
+        /* pairwise, the warning comes from the pairs; otherwise from stats'
+         * rule on the columns */
+        *sd0 = a.pairwise ? a.sd0 : cpu_sd0_rule(flags, p, in->y ? flags + p : NULL, q);
+        return GPUCOR_OK;
+#else
+        snprintf(msg, msgcap, "gpucor was built without CUDA");
+        return GPUCOR_ERR_INVALID;
+#endif
+    }
+    cor_problem pb = {0};
+    pb.x = in->x; pb.p = p; pb.ldx = in->n;
+    pb.y = in->y; pb.q = q; pb.ldy = in->n;
+    pb.n = in->n;
+    pb.rows = in->rows;
+    pb.nobs = in->nobs;
+    pb.method = in->method;
+    pb.use = in->use;
+    pb.sink = sink;
+    pb.host = host;
+    status = cpu_cor_run(&pb);
+    *sd0 = pb.sd0;
+    *used = pb.threads_used > 0 ? pb.threads_used : 1;
+    return status;
+}
 
 SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts)
 {
@@ -45,54 +96,19 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts)
     gpucor_progress pr;
     gc_host host;
     gpucor_host_init(&host, &o, &pr);
-    int sd0 = 0, status;
-    /* with fewer than two observations the answer is all NA: the CPU
-     * writes it */
-    if (o.gpu && nobs >= 2 && p > 0 && q > 0) {
-#ifdef GPUCOR_CUDA
-        gpu_cor_args a;
-        memset(&a, 0, sizeof a);
-        unsigned char *flags = (unsigned char *) R_alloc(p + q, 1);
-        char msg[512];
-        a.x = REAL(x); a.n = n; a.p = p;
-        a.y = isNull(y) ? NULL : REAL(y); a.q = q;
-        a.rows = isNull(rows) ? NULL : INTEGER(rows); a.nobs = nobs;
-        a.method = m;
-        a.pairwise = u == USE_PAIRWISE;
-        a.single = o.single;
-        a.flags_out = flags;
-        status = gpucor_cuda_cor(&a, &sink, &host, msg, sizeof msg);
-        if (status != GPUCOR_OK) {
-            UNPROTECT(nprot);
-            gpucor_raise_msg(status, "gpu_cor", msg);
-        }
-        /* pairwise, the warning comes from the pairs; otherwise from stats'
-         * rule on the columns */
-        sd0 = a.pairwise ? a.sd0
-                         : cpu_sd0_rule(flags, p, isNull(y) ? NULL : flags + p, q);
+    int sd0 = 0, used = 0, status;
+    char msg[512] = "";
+    gc_cor_input in = {REAL(x), isNull(y) ? NULL : REAL(y), n, p, q,
+                       isNull(rows) ? NULL : INTEGER(rows), nobs, m, u};
+    status = gpucor_cor_engine(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
+    if (status != GPUCOR_OK) {
+        UNPROTECT(nprot);
+        gpucor_raise_msg(status, "gpu_cor", msg);
+    }
+    if (used) gpucor_set_threads(ans, &o, used);
+    else {
         gpucor_set_timing(ans, &o, host.seconds);
         if (host.note[0]) warning("gpu_cor: %s", host.note);
-#else
-        error("gpu_cor: gpucor was built without CUDA");
-#endif
-    } else {
-        cor_problem pb = {0};
-        pb.x = REAL(x); pb.p = p; pb.ldx = n;
-        pb.y = isNull(y) ? NULL : REAL(y); pb.q = q; pb.ldy = n;
-        pb.n = n;
-        pb.rows = isNull(rows) ? NULL : INTEGER(rows);
-        pb.nobs = nobs;
-        pb.method = m;
-        pb.use = u;
-        pb.sink = &sink;
-        pb.host = &host;
-        status = cpu_cor_run(&pb);
-        if (status != GPUCOR_OK) {
-            UNPROTECT(nprot);
-            gpucor_raise(status, "gpu_cor");
-        }
-        sd0 = pb.sd0;
-        gpucor_set_threads(ans, &o, pb.threads_used);
     }
     if (sd0) setAttrib(ans, install("sd0"), ScalarLogical(TRUE));
     UNPROTECT(nprot);

@@ -11,6 +11,7 @@
 #include "gpucor.h"
 #include "status.h"
 #include "cpu/cpu.h"
+#include "network.h"
 #ifdef GPUCOR_CUDA
 #include "cuda/engine.h"
 #endif
@@ -72,6 +73,56 @@ static int cpu_cor_dist(const double *x, size_t n, size_t p, int method,
     return status;
 }
 
+/* The distances between the n rows of x (n x p) into sink, by the GPU
+ * engine when host->opts says so and the metric can (else the CPU): *flag
+ * gets stats' warning (binary's non-finite values, or a zero sd), *used
+ * the CPU's team size (0: the GPU ran). */
+int gpucor_dist_engine(const double *x, size_t n, size_t p, int m, double pw,
+                       int anyna, const gc_sink *sink, gc_host *host, int *flag,
+                       int *used, char *msg, size_t msgcap)
+{
+    int status = GPUCOR_OK;
+    const gc_opts *o = host->opts;
+    *flag = 0;
+    *used = 0;
+    /* a correlation needs two coordinates; a cosine one */
+    if (o->gpu && n >= 2 && (m <= DIST_MINKOWSKI || p >= (m == DIST_COSINE ? 1u : 2u))) {
+#ifdef GPUCOR_CUDA
+        if (m <= DIST_MINKOWSKI) {
+            gpu_dist_args a = {x, n, p, m, pw, o->single};
+            status = gpucor_cuda_dist(&a, sink, host, msg, msgcap);
+            if (m == DIST_BINARY) *flag = binary_nonfinite(x, n, p);
+        } else {
+            gpu_cor_args a;
+            memset(&a, 0, sizeof a);
+            a.x = x; a.n = n; a.p = p;
+            a.method = cor_method_of(m);
+            a.cosine = m == DIST_COSINE;
+            a.pairwise = anyna;   /* rows with NA: pairwise, as on the CPU */
+            a.single = o->single;
+            a.rows_are_items = 1;
+            a.dist_rules = 1;
+            status = gpucor_cuda_cor(&a, sink, host, msg, msgcap);
+            *flag = a.sd0;
+        }
+#else
+        snprintf(msg, msgcap, "gpucor was built without CUDA");
+        status = GPUCOR_ERR_INVALID;
+#endif
+    } else if (m <= DIST_MINKOWSKI) {
+        dist_problem pb = {0};
+        pb.x = x; pb.n = n; pb.p = p;
+        pb.method = m; pb.power = pw;
+        pb.sink = sink;
+        pb.host = host;
+        status = cpu_dist_run(&pb);
+        *flag = pb.nonfinite_binary;
+        *used = pb.threads_used;
+    } else {
+        status = cpu_cor_dist(x, n, p, m, anyna, sink, host, flag, used);
+    }
+    return status;
+}
 
 SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts)
 {
@@ -104,42 +155,11 @@ SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts)
     gc_host host;
     gpucor_host_init(&host, &o, &pr);
     char msg[512] = "";
-    /* a correlation needs two coordinates; a cosine one */
-    if (o.gpu && n >= 2 && (m <= DIST_MINKOWSKI || p >= (m == DIST_COSINE ? 1u : 2u))) {
-#ifdef GPUCOR_CUDA
-        if (m <= DIST_MINKOWSKI) {
-            gpu_dist_args a = {REAL(x), n, p, m, pw, o.single};
-            status = gpucor_cuda_dist(&a, &sink, &host, msg, sizeof msg);
-            if (m == DIST_BINARY) flag = binary_nonfinite(REAL(x), n, p);
-        } else {
-            gpu_cor_args a;
-            memset(&a, 0, sizeof a);
-            a.x = REAL(x); a.n = n; a.p = p;
-            a.method = cor_method_of(m);
-            a.cosine = m == DIST_COSINE;
-            a.pairwise = anyna;   /* rows with NA: pairwise, as on the CPU */
-            a.single = o.single;
-            a.rows_are_items = 1;
-            a.dist_rules = 1;
-            status = gpucor_cuda_cor(&a, &sink, &host, msg, sizeof msg);
-            flag = a.sd0;
-        }
-        if (status == GPUCOR_OK) gpucor_set_timing(ans, &o, host.seconds);
-        if (status == GPUCOR_OK && host.note[0]) warning("gpu_dist: %s", host.note);
-#else
-        error("gpu_dist: gpucor was built without CUDA");
-#endif
-    } else if (m <= DIST_MINKOWSKI) {
-        dist_problem pb = {0};
-        pb.x = REAL(x); pb.n = n; pb.p = p;
-        pb.method = m; pb.power = pw;
-        pb.sink = &sink;
-        pb.host = &host;
-        status = cpu_dist_run(&pb);
-        flag = pb.nonfinite_binary;
-        used = pb.threads_used;
-    } else {
-        status = cpu_cor_dist(REAL(x), n, p, m, anyna, &sink, &host, &flag, &used);
+    status = gpucor_dist_engine(REAL(x), n, p, m, pw, anyna, &sink, &host, &flag,
+                                &used, msg, sizeof msg);
+    if (status == GPUCOR_OK && used == 0) {
+        gpucor_set_timing(ans, &o, host.seconds);
+        if (host.note[0]) warning("gpu_dist: %s", host.note);
     }
     if (status != GPUCOR_OK) {
         UNPROTECT(1);

@@ -178,7 +178,7 @@ static int prepare_kendall(const double *x, size_t p, size_t ldx,
 
 static void fill_na(const gc_sink *sink)
 {
-    size_t len = gc_sink_len(sink);
+    size_t len = gc_sink_len(sink);   /* 0 for a selection: NA is never kept */
     for (size_t k = 0; k < len; k++) sink->out[k] = gpucor_na_real;
 }
 

@@ -1,8 +1,9 @@
 /*
- * pack.cu -- the device half of the dense sinks: a canonical tile becomes
+ * pack.cu -- the device half of the sinks: a canonical tile becomes
  * the contiguous range of the result it covers.  A dense panel of whole
  * columns already is that range; a 'dist' panel is packed (its pairs
- * i > j, column after column) with the sink's epilogue.
+ * i > j, column after column) with the sink's epilogue; the selecting
+ * sink takes the panel as it is.
  */
 #include "run.cuh"
 
@@ -25,6 +26,17 @@ int gc_cuda_stage(const gc_sink *sink, const gc_tile *t, void *buf,
 {
     int status = GPUCOR_OK;
     size_t p = sink->p, j1 = t->j0 + t->nj;
+    if (sink->kind == SINK_SELECT) {
+        /* the tile as it is: the host selects from it (sink_select.c) */
+        if (t->ld != t->ni && t->nj > 1) {
+            snprintf(msg, msgcap, "internal error: a staged tile must be contiguous");
+            return GPUCOR_ERR_INVALID;
+        }
+        *dst = t->val;
+        *offset = 0;
+        *count = t->ni * t->nj;
+        return GPUCOR_OK;
+    }
     if (sink->kind != SINK_DIST) {
         if (t->i0 != 0 || t->ni != p || (t->ld != p && t->nj > 1) ||
             sink->epilogue != EPI_IDENTITY) {

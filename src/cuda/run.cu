@@ -58,7 +58,7 @@ int gc_cuda_run(gc_panel_fn panel, void *self, const gc_plan *pl, int is_float,
     cudaStream_t st = gc->st;
     void *sbuf = NULL, *stage[2] = {gc->pinned[0], gc->pinned[1]};
     cudaEvent_t ev[2] = {NULL, NULL};
-    struct { size_t offset, count; double scale; } staged[2];
+    struct { size_t offset, count; gc_tile t; } staged[2];
     int b = 0, pend = -1;
     /* the staged panel in buffer k, once its copy has landed, to the
      * coordinator */
@@ -67,8 +67,7 @@ int gc_cuda_run(gc_panel_fn panel, void *self, const gc_plan *pl, int is_float,
         t = gpucor_now();                                                     \
         CU(cudaEventSynchronize(ev[k]));                                      \
         host->seconds[0] += gpucor_now() - t;                                 \
-        gc_worker_post(k, stage[k], staged[k].offset, staged[k].count,        \
-                       is_float, staged[k].scale);                            \
+        gc_worker_post(k, &staged[k].t, staged[k].offset, staged[k].count);   \
     } while (0)
 
     if (pl->npanels == 0) return GPUCOR_OK;
@@ -108,7 +107,10 @@ int gc_cuda_run(gc_panel_fn panel, void *self, const gc_plan *pl, int is_float,
         status = gc_cuda_stage(sink, &tl, sbuf, &src, &staged[b].offset,
                                &staged[b].count, st, msg, msgcap);
         if (status != GPUCOR_OK) goto cleanup;
-        staged[b].scale = tl.scale;
+        /* the staged copy, as the host sees it */
+        staged[b].t = tl;
+        staged[b].t.val = stage[b];
+        staged[b].t.ld = tl.ni;
         if (staged[b].count)
             CU(cudaMemcpyAsync(stage[b], src, staged[b].count * esz,
                                cudaMemcpyDeviceToHost, st));

@@ -94,10 +94,8 @@ cleanup:
 
 typedef struct {
     int w, b;
-    const void *src;
+    gc_tile t;
     size_t offset, count;
-    int is_float;
-    double scale;
 } gc_post;
 
 typedef struct gc_coord {
@@ -258,15 +256,14 @@ int gc_worker_wait_free(int b)
     return s;
 }
 
-void gc_worker_post(int b, const void *src, size_t offset, size_t count,
-                    int is_float, double scale)
+void gc_worker_post(int b, const gc_tile *tile, size_t offset, size_t count)
 {
     gc_coord *co = self_tl->co;
     int me = self_tl->slot;
     if (co->inline_mode) {
         gc_host *h = co->main_host;
         double t = gpucor_now();
-        gc_sink_commit(co->sink, offset, src, count, is_float, scale, h->opts->nthreads);
+        gc_sink_commit(co->sink, tile, offset, count, h->opts->nthreads);
         h->seconds[1] += gpucor_now() - t;
         co->committed++;
         if (h->progress)
@@ -277,8 +274,7 @@ void gc_worker_post(int b, const void *src, size_t offset, size_t count,
     pthread_mutex_lock(&co->mu);
     co->busy[me][b] = 1;
     gc_post *p = &co->q[co->nq++];
-    p->w = me; p->b = b; p->src = src; p->offset = offset; p->count = count;
-    p->is_float = is_float; p->scale = scale;
+    p->w = me; p->b = b; p->t = *tile; p->offset = offset; p->count = count;
     pthread_cond_broadcast(&co->cv);
     pthread_mutex_unlock(&co->mu);
 }
@@ -462,8 +458,7 @@ int gc_cuda_workers(gc_job_fn job, void *args, size_t arg_size, int n,
             pthread_mutex_unlock(&co->mu);
             if (!skip) {
                 t = gpucor_now();
-                gc_sink_commit(sink, p.offset, p.src, p.count, p.is_float, p.scale,
-                               host->opts->nthreads);
+                gc_sink_commit(sink, &p.t, p.offset, p.count, host->opts->nthreads);
                 host->seconds[1] += gpucor_now() - t;
             }
             pthread_mutex_lock(&co->mu);

@@ -61,10 +61,10 @@ long gc_worker_take(int may_block);
 /* Waits until staging buffer b of this worker is free (committed);
  * nonzero when the call is being stopped. */
 int gc_worker_wait_free(int b);
-/* This worker's staging buffer b (src) holds count values for result
- * offset 'offset', floats when is_float, times scale. */
-void gc_worker_post(int b, const void *src, size_t offset, size_t count,
-                    int is_float, double scale);
+/* This worker's staging buffer b holds tile t (t->val in it: floats when
+ * t->is_float, times t->scale), for the sink: count values for result
+ * offset 'offset' (gc_sink_commit). */
+void gc_worker_post(int b, const gc_tile *t, size_t offset, size_t count);
 /* Waits until nothing this worker posted is still being read. */
 void gc_worker_drain(void);
 /* Nonzero when the call is being stopped (the workers' interrupt hook). */

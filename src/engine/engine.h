@@ -77,17 +77,21 @@ typedef struct {
 } gc_tile;
 
 /* ---- sinks ---------------------------------------------------------------- */
-enum { SINK_DENSE = 0, SINK_DIST = 1 };
+enum { SINK_DENSE = 0, SINK_DIST = 1, SINK_SELECT = 2 };
 /* applied by the sink, once; an NA or NaN value passes unchanged */
 enum { EPI_IDENTITY = 0, EPI_ONE_MINUS = 1, EPI_ONE_MINUS_ABS = 2 };
 
+typedef struct gc_select gc_select;   /* engine/select.h */
+
 typedef struct {
     int kind;            /* SINK_DENSE: p x q column-major; SINK_DIST: the
-                            packed lower triangle of p items */
+                            packed lower triangle of p items; SINK_SELECT:
+                            pairs selected, counted or ranked (select.h) */
     int epilogue;        /* EPI_* */
     int symmetric;       /* dense: CPU tiles hold j <= i; the sink mirrors them */
     size_t p, q;
     double *out;         /* the R result, gc_sink_len() doubles */
+    gc_select *sel;      /* SINK_SELECT: what is kept of the tiles */
 } gc_sink;
 
 size_t gc_sink_len(const gc_sink *s);
@@ -97,11 +101,12 @@ void gc_sink_begin(const gc_sink *s);
 /* CPU engine: a tile in host memory into the result (thread-safe: tiles
  * never overlap). */
 void gc_sink_emit(const gc_sink *s, const gc_tile *t);
-/* CUDA engine: 'count' values staged contiguously by the sink's device
- * half go to out[offset ...]: widened from float, multiplied by 'scale',
- * NA kept, over nthreads threads. */
-void gc_sink_commit(const gc_sink *s, size_t offset, const void *src,
-                    size_t count, int is_float, double scale, int nthreads);
+/* CUDA engine: what the sink's device half staged in host memory, over
+ * nthreads threads.  Dense sinks: the t->val[0 .. count - 1] go to
+ * out[offset ...], widened from float, multiplied by t->scale, NA kept.
+ * SINK_SELECT: t is the staged tile itself (t->val in host memory). */
+void gc_sink_commit(const gc_sink *s, const gc_tile *t, size_t offset,
+                    size_t count, int nthreads);
 
 /* Epilogue of one value, on the host (sink_*.c) and the device (pack.cu;
  * a float's 1 - r is exact in double, so rounding it back to float gives

@@ -1,31 +1,35 @@
 /*
- * sink.c -- what the two dense sinks share: the result's length, its
+ * sink.c -- what the sinks share: the result's length, its
  * memory, and the GPU's commits.  Each sink's tile writer is in its own
  * file (sink_dense.c, sink_dist.c); its device half in cuda/pack.cu.
  */
 #include "engine.h"
+#include "select.h"
 
 void gc_sink_emit_dense(const gc_sink *s, const gc_tile *t);
 void gc_sink_emit_dist(const gc_sink *s, const gc_tile *t);
 
 size_t gc_sink_len(const gc_sink *s)
 {
+    if (s->kind == SINK_SELECT) return 0;
     return s->kind == SINK_DIST ? dist_len(s->p) : s->p * s->q;
 }
 
 void gc_sink_begin(const gc_sink *s)
 {
-    gc_advise_huge(s->out, gc_sink_len(s) * sizeof(double));
+    if (s->kind != SINK_SELECT) gc_advise_huge(s->out, gc_sink_len(s) * sizeof(double));
 }
 
 void gc_sink_emit(const gc_sink *s, const gc_tile *t)
 {
-    if (s->kind == SINK_DIST) gc_sink_emit_dist(s, t);
+    if (s->kind == SINK_SELECT) gc_select_tile(s, t, gc_select_slot());
+    else if (s->kind == SINK_DIST) gc_sink_emit_dist(s, t);
     else gc_sink_emit_dense(s, t);
 }
 
-void gc_sink_commit(const gc_sink *s, size_t offset, const void *src,
-                    size_t count, int is_float, double scale, int nthreads)
+void gc_sink_commit(const gc_sink *s, const gc_tile *t, size_t offset,
+                    size_t count, int nthreads)
 {
-    gc_copy_out(s->out + offset, src, count, is_float, scale, nthreads);
+    if (s->kind == SINK_SELECT) gc_select_commit(s, t, nthreads);
+    else gc_copy_out(s->out + offset, t->val, count, t->is_float, t->scale, nthreads);
 }

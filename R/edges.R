@@ -1,0 +1,239 @@
+#' Correlation networks without the n x n matrix: edges, top-k partners, FDR
+#'
+#' `gpu_cor_edges()` computes the correlations between the columns of `x`
+#' (and `y`) exactly as [gpu_cor()] does, every `use` mode included, but
+#' keeps only the pairs a criterion selects: the correlation matrix is
+#' never stored, neither in host memory nor whole on the GPU.  The engine
+#' makes the result panel by panel and a selecting stage keeps what is
+#' asked for; criteria that depend on all pairs (a density, an FDR) take a
+#' histogram pass first, then a collecting pass, then an exact decision on
+#' the collected pairs.
+#'
+#' Criteria (at least one; they combine):
+#' * `threshold = t`: pairs with \eqn{|r| \ge t} (\eqn{r \ge t} when
+#'   `absolute = FALSE`).
+#' * `fdr = q`: pairs whose Benjamini-Hochberg adjusted p-value is at most
+#'   `q`, the adjustment over all tests exactly as
+#'   `p.adjust(p_all, "BH")` makes it (`p_all` the p-values of every pair,
+#'   `NA` ones left out as `p.adjust` leaves them out).  Not approximated:
+#'   a histogram pass over all pairs bounds where the step-up cut can lie,
+#'   the pairs beyond that bound are collected and their exact p-values
+#'   decide.
+#' * `density = d`: the `round(d * M)` strongest pairs, `M` the number of
+#'   pairs (`ncol(x) * (ncol(x) - 1) / 2`, or `ncol(x) * ncol(y)`); ties
+#'   broken by position (smaller `row`, then smaller `col`).
+#' * `top_k = k`: each variable's `k` strongest partners (ties: the
+#'   smaller index).  A pair is kept when it is among the top `k` of either
+#'   of its two variables (so a variable may have more than `k` edges: the
+#'   union, as a kNN graph that is not mutual); with `y`, the variables of
+#'   `x` and of `y` each choose their `k` partners on the other side.
+#'
+#' `threshold` and `fdr` decide first; `density` and `top_k` then rank the
+#' pairs that passed them (so `fdr = 0.05, top_k = 10` keeps each
+#' variable's 10 strongest significant partners).  Strength is `|r|`, or
+#' `r` when `absolute = FALSE`; the p-values are two-sided whatever
+#' `absolute` says.  `NA` correlations (a constant column, `NA` under
+#' `use = "everything"`) are never kept, and their pairs are no tests for
+#' the FDR.
+#'
+#' p-values equal `cor.test(x[, i], y[, j], method = method, exact = FALSE)$p.value`
+#' on the pair's complete observations (in pairwise mode, each pair's own
+#' number `n`): Pearson's t test, Spearman's t approximation, Kendall's
+#' normal approximation with the tie-corrected variance.  Where
+#' `cor.test()` stops for too few observations (Pearson below 3, the others
+#' below 2) the p-value is `NA` and the pair is no test.
+#'
+#' @param x a numeric matrix or data frame (or what [gpu_cor()] takes:
+#'   a `SummarizedExperiment`'s features are the variables).
+#' @param y `NULL` or a matrix with the rows of `x`: pairs (column of `x`,
+#'   column of `y`).
+#' @param method `"pearson"`, `"spearman"` or `"kendall"`.
+#' @param use as in [stats::cor()].
+#' @param threshold a number in \[0, 1\] (in \[-1, 1\] when
+#'   `absolute = FALSE`).
+#' @param top_k a whole number of partners, from 1 (more than there are
+#'   partners keeps them all).
+#' @param density a fraction in (0, 1\] of all pairs.
+#' @param fdr a false discovery rate in (0, 1\].
+#' @param absolute rank and threshold by `|r|` (default) or by `r`.
+#' @param p_value add the pairs' p-values (always with `fdr`).
+#' @param format `"data.frame"` or `"sparse"`.
+#' @param backend,precision,devices,verbose as for [gpu_cor()].
+#' @param assay for a `SummarizedExperiment`, which assay.
+#' @return With `format = "data.frame"`: one row per kept pair, sorted by
+#'   `row` then `col`, with columns `row`, `col` (column indices of `x`
+#'   and of `y`, or of `x` with `row < col`), `cor`, then `n` (the pair's
+#'   observations, under `use = "pairwise.complete.obs"`), `p.value`
+#'   (with `p_value` or `fdr`), `fdr` (the BH-adjusted p-value, with
+#'   `fdr`), and `row_name`, `col_name` when the columns have names.  With
+#'   `format = "sparse"`: a `Matrix` sparse matrix of the kept
+#'   correlations (a symmetric `dsCMatrix` without `y`, else a
+#'   `dgCMatrix`), dimnames kept.
+#' @seealso [gpu_knn()], [gpu_cor()], [stats::cor.test()], [stats::p.adjust()]
+#' @examples
+#' x <- matrix(rnorm(50 * 40), 50, 40)
+#' x[, 2] <- x[, 1] + rnorm(50, sd = 0.3)
+#' gpu_cor_edges(x, threshold = 0.5)
+#' gpu_cor_edges(x, fdr = 0.05)
+#' head(gpu_cor_edges(x, top_k = 2, p_value = TRUE))
+#' @export
+gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendall"),
+                          use = "everything", threshold = NULL, top_k = NULL,
+                          density = NULL, fdr = NULL, absolute = TRUE,
+                          p_value = FALSE, format = c("data.frame", "sparse"),
+                          backend = getOption("gpucor.backend", "auto"),
+                          precision = c("double", "single"),
+                          devices = getOption("gpucor.devices", 0L),
+                          verbose = getOption("gpucor.verbose", FALSE), assay = 1L) {
+  verbose <- .check_verbose(verbose)
+  devices <- .check_devices(devices)
+  method <- match.arg(method)
+  format <- match.arg(format)
+  precision <- match.arg(precision)
+  if (!is.logical(absolute) || length(absolute) != 1L || is.na(absolute))
+    stop("'absolute' must be TRUE or FALSE")
+  if (!is.logical(p_value) || length(p_value) != 1L || is.na(p_value))
+    stop("'p_value' must be TRUE or FALSE")
+  crit <- .edge_criteria(threshold, top_k, density, fdr, absolute)
+  if (isS4(x) && is.null(y)) {
+    sp <- .sparse_of(x, assay, TRUE)
+    if (!is.null(sp)) x <- sp
+  }
+  inp <- .cor_input(x, y, use, method, assay)
+  x <- inp$x; y <- inp$y
+  if (!inp$matrix_result) stop("'x' (or 'y') must be a matrix: edges are between columns")
+  q <- if (is.null(y)) ncol(x) else ncol(y)
+  .memory_guard(8 * as.double(inp$nobs) * (ncol(x) + (if (is.null(y)) 0 else q)) * 2,
+                "gpu_cor_edges(): the engine's copy of the input", "")
+  pairwise_na <- .gpucor_uses[inp$use] == "pairwise.complete.obs" && (anyNA(x) || anyNA(y))
+  backend <- .resolve_backend(
+    backend, work = as.double(ncol(x)) * (if (is.null(y)) ncol(x) / 2 else q) *
+      inp$nobs * .cpu_cost(method, pairwise_na))
+  done <- FALSE
+  if (backend == "gpu") on.exit(if (!done) .gpu_forget())
+  t0 <- proc.time()[["elapsed"]]
+  r <- .Call(C_gpucor_edges, x, y, match(method, c("pearson", "spearman", "kendall")),
+             inp$use, inp$rows, .engine_opts(backend, precision, verbose, devices),
+             c(crit, as.double(absolute), as.double(p_value)))
+  done <- TRUE
+  if (verbose)
+    .engine_report("gpu_cor_edges", attr(r, "threads"), precision,
+                   proc.time()[["elapsed"]] - t0, devices)
+  if (isTRUE(attr(r, "sd0"))) warning("the standard deviation is zero")
+  .edges_result(r, inp$cx, inp$cy, is.null(y), ncol(x), q, format)
+}
+
+# The criteria as c(threshold, top_k, density, fdr), NA where absent, after
+# the range checks.
+.edge_criteria <- function(threshold, top_k, density, fdr, absolute) {
+  one <- function(v, name) {
+    if (is.null(v)) return(NA_real_)
+    if (!is.numeric(v) || length(v) != 1L || is.na(v))
+      stop(sprintf("'%s' must be a single number", name))
+    as.double(v)
+  }
+  thr <- one(threshold, "threshold"); k <- one(top_k, "top_k")
+  d <- one(density, "density"); f <- one(fdr, "fdr")
+  if (all(is.na(c(thr, k, d, f))))
+    stop("give at least one of 'threshold', 'top_k', 'density' and 'fdr'")
+  lo <- if (absolute) 0 else -1
+  if (!is.na(thr) && (thr < lo || thr > 1))
+    stop(sprintf("'threshold' must be in [%d, 1]", lo))
+  if (!is.na(k) && (k < 1 || k != floor(k) || k > .Machine$integer.max))
+    stop("'top_k' must be a whole number >= 1")
+  if (!is.na(d) && (d <= 0 || d > 1)) stop("'density' must be in (0, 1]")
+  if (!is.na(f) && (f <= 0 || f > 1)) stop("'fdr' must be in (0, 1]")
+  c(thr, k, d, f)
+}
+
+.edges_result <- function(r, cx, cy, symmetric, p, q, format) {
+  row <- r[[1L]]; col <- r[[2L]]; val <- r[[3L]]
+  if (format == "sparse") {
+    dn <- if (!is.null(cx) || !is.null(cy)) list(cx, cy)
+    if (symmetric)
+      return(Matrix::sparseMatrix(i = row, j = col, x = val, dims = c(p, p),
+                                  dimnames = dn, symmetric = TRUE))
+    return(Matrix::sparseMatrix(i = row, j = col, x = val, dims = c(p, q),
+                                dimnames = dn))
+  }
+  out <- data.frame(row = row, col = col, cor = val)
+  if (!is.null(r[[4L]])) out$n <- r[[4L]]
+  if (!is.null(r[[5L]])) out$p.value <- r[[5L]]
+  if (!is.null(r[[6L]])) out$fdr <- r[[6L]]
+  if (!is.null(cx)) out$row_name <- cx[row]
+  if (!is.null(cy)) out$col_name <- cy[col]
+  out
+}
+
+#' Exact k nearest neighbours, as gpu_dist() measures them
+#'
+#' `gpu_knn()` finds the `k` nearest rows of each row of `x` by any
+#' [gpu_dist()] metric, without the `dist`: the engine makes the distances
+#' panel by panel and each row keeps its `k` nearest in a bounded heap.
+#' Exact in double precision (the distances are `gpu_dist()`'s); a row is
+#' not its own neighbour; ties are broken by the smaller row index.  `NA`
+#' distances (rows with no coordinate in common) are no neighbours; a row
+#' with fewer than `k` neighbours gets `NA` in the remaining places.
+#'
+#' @param x a numeric matrix (rows are the items), or what [gpu_dist()]
+#'   takes.
+#' @param k the number of neighbours, from 1 to `nrow(x) - 1`.
+#' @param method any [gpu_dist()] method: `"euclidean"`, `"manhattan"`,
+#'   `"maximum"`, `"canberra"`, `"minkowski"` (with `p`), `"correlation"`,
+#'   `"abscorrelation"`, `"spearman"`, `"cosine"`, ...
+#' @param p the power of the Minkowski distance.
+#' @param backend,precision,devices,verbose as for [gpu_dist()].
+#' @param assay for a `SummarizedExperiment`, which assay.
+#' @return `list(index, distance)`: `nrow(x) x k` matrices, nearest first
+#'   (the shape of `BiocNeighbors::findKNN()`), with the row names of `x`
+#'   as row names.
+#' @seealso [gpu_dist()], [gpu_cor_edges()]
+#' @examples
+#' x <- matrix(rnorm(200 * 5), 200, 5)
+#' nn <- gpu_knn(x, k = 3)
+#' head(nn$index)
+#' @export
+gpu_knn <- function(x, k, method = c("euclidean", "manhattan", "maximum", "canberra",
+                                     "minkowski", "correlation", "abscorrelation",
+                                     "spearman", "cosine", "binary", "kendall"),
+                    p = 2, backend = getOption("gpucor.backend", "auto"),
+                    precision = c("double", "single"),
+                    devices = getOption("gpucor.devices", 0L),
+                    verbose = getOption("gpucor.verbose", FALSE), assay = 1L) {
+  verbose <- .check_verbose(verbose)
+  devices <- .check_devices(devices)
+  method <- match.arg(method)
+  precision <- match.arg(precision)
+  m <- match(method, .gpucor_dist_methods)
+  if (m == 6L && (!is.numeric(p) || length(p) != 1L || !is.finite(p) || p <= 0))
+    stop("distance(): invalid p")
+  x <- .as_input(x, "x", assay, FALSE)
+  x <- as.matrix(x)
+  if (!(is.numeric(x) || is.logical(x)) || !is.atomic(x)) stop("'x' must be numeric")
+  x <- .as_double_matrix(x)
+  if (missing(k) || !is.numeric(k) || length(k) != 1L || is.na(k) || k < 1 ||
+      k != floor(k))
+    stop("'k' must be a whole number >= 1")
+  if (k > nrow(x) - 1) stop(sprintf("'k' must be at most nrow(x) - 1 = %d", nrow(x) - 1L))
+  .memory_guard(8 * 2 * as.double(nrow(x)) * (ncol(x) + 4 + 2 * k),
+                "gpu_knn(): the engine's copy of the input and the neighbours", "")
+  cost <- if (m <= 6L) 1 else
+    .cpu_cost(c("pearson", "pearson", "spearman", "kendall", "pearson")[m - 6L], anyNA(x))
+  backend <- .resolve_backend(
+    backend, work = as.double(nrow(x)) * nrow(x) / 2 * ncol(x) * cost)
+  done <- FALSE
+  if (backend == "gpu") on.exit(if (!done) .gpu_forget())
+  t0 <- proc.time()[["elapsed"]]
+  r <- .Call(C_gpucor_knn, x, m, as.double(p), as.double(k), m > 6L && anyNA(x),
+             .engine_opts(backend, precision, verbose, devices))
+  done <- TRUE
+  if (verbose)
+    .engine_report("gpu_knn", attr(r, "threads"), precision, proc.time()[["elapsed"]] - t0,
+                   devices)
+  if (isTRUE(attr(r, "nonfinite"))) warning("treating non-finite values as NA")
+  if (isTRUE(attr(r, "sd0"))) warning("the standard deviation is zero")
+  out <- list(index = r[[1L]], distance = r[[2L]])
+  rn <- rownames(x)
+  if (!is.null(rn)) rownames(out$index) <- rownames(out$distance) <- rn
+  out
+}

@@ -1,0 +1,120 @@
+/*
+ * select.h -- the selecting sink (SINK_SELECT): what gpu_cor_edges() and
+ * gpu_knn() keep of the canonical tiles, so that no n x n result is ever
+ * stored.  One pass over the tiles does any of three things at once:
+ *
+ *  - SEL_HIST: a histogram of the pairs' keys (16-bit bins under a
+ *    prefix: refining passes look inside one bin of the pass before), for
+ *    the cut of a density or an FDR selection (algo/edges.c);
+ *  - SEL_COLLECT: every pair whose key is at least a cut, as (i, j, value);
+ *  - SEL_HEAPS: each variable's k strongest partners (bounded heaps).
+ *
+ * A pair's value is the tile's (a correlation, or a distance after the
+ * sink's epilogue); its strength orders the pairs (|r|, r, or -d: a
+ * smaller distance is stronger); its key is what the histogram and the cut
+ * use: the strength, |r|, or -p (its p-value from a callback: pairs with
+ * their own number of observations).  Keys map to unsigned 64-bit codes
+ * in the same order (sel_code), so that bins are exact ranges.  NA and
+ * NaN values are never selected nor counted.
+ *
+ * Tiles come from several threads at once: the CPU engine's OpenMP team
+ * (gc_sink_emit) or the GPU's staged panels split over columns
+ * (gc_sink_commit); each thread writes its own slot (histogram,
+ * candidates) and the heaps are locked per variable.
+ */
+#ifndef GPUCOR_SELECT_H
+#define GPUCOR_SELECT_H
+
+#include <stdint.h>
+#include <string.h>
+#include "engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { SEL_HIST = 1, SEL_COLLECT = 2, SEL_HEAPS = 4 };
+enum { STRENGTH_ABS = 0, STRENGTH_RAW = 1, STRENGTH_NEG = 2 };
+enum { KEY_STRENGTH = 0, KEY_ABS = 1, KEY_PVALUE = 2 };
+
+#define SEL_BIN_BITS 16
+#define SEL_NBINS ((size_t) 1 << SEL_BIN_BITS)
+
+typedef struct { double v; uint32_t i, j; } gc_pair;   /* i: row, j: column */
+typedef struct { double s, v; uint32_t partner; } gc_hent;   /* strength, value */
+
+/* The p-value of pair (i, j) with value r (NaN: none). */
+typedef double (*gc_pvalue_fn)(void *ctx, size_t i, size_t j, double r);
+
+struct gc_select {
+    /* ---- what to do (set by the driver before a pass) ---- */
+    int symmetric;        /* pairs i > j of a p x p result, each once */
+    size_t p, q;
+    int strength;         /* STRENGTH_* */
+    int key;              /* KEY_* */
+    gc_pvalue_fn pvalue;  /* KEY_PVALUE */
+    void *pctx;
+    int mode;             /* SEL_* bits */
+    uint64_t prefix;      /* SEL_HIST: codes whose top prefix_bits are prefix */
+    int prefix_bits;
+    uint64_t lower;       /* SEL_COLLECT: codes >= lower */
+    size_t k;             /* SEL_HEAPS: partners per variable */
+    int has_thr;          /* SEL_HEAPS: only strengths >= thr */
+    double thr;
+    /* ---- state (gc_select_alloc) ---- */
+    int nslots;
+    uint64_t *hist;       /* nslots x SEL_NBINS */
+    uint64_t *above;      /* per slot: codes above the prefix's range */
+    uint64_t *valid;      /* per slot: pairs with a key */
+    struct gc_pairvec { gc_pair *v; size_t len, cap; } *cand;   /* per slot */
+    size_t nvar;          /* heaps: p (symmetric) or p + q (y's after x's) */
+    gc_hent *heap;        /* nvar x k */
+    uint32_t *hlen;
+    unsigned char *lock;
+    double *hfloor;       /* a full heap's worst strength (-Inf until full) */
+    int failed;           /* out of memory in a pass */
+};
+
+/* Order-preserving map of a key to an unsigned code (-0 as +0), and back. */
+static inline uint64_t sel_code(double s)
+{
+    uint64_t b;
+    s += 0.0;
+    memcpy(&b, &s, sizeof b);
+    return (b >> 63) ? ~b : b | ((uint64_t) 1 << 63);
+}
+static inline double sel_decode(uint64_t c)
+{
+    uint64_t b = (c >> 63) ? c & ~((uint64_t) 1 << 63) : ~c;
+    double s;
+    memcpy(&s, &b, sizeof s);
+    return s;
+}
+static inline double sel_strength(int kind, double v)
+{
+    return kind == STRENGTH_ABS ? (v < 0 ? -v : v) : kind == STRENGTH_NEG ? -v : v;
+}
+
+/* Memory for nslots threads (histograms only when hist, heaps when k > 0);
+ * 0, or nonzero when out of memory. */
+int gc_select_alloc(gc_select *s, int nslots, int hist);
+void gc_select_free(gc_select *s);
+/* Empties histograms, counts and candidates before a pass (heaps too). */
+void gc_select_reset(gc_select *s);
+/* The calling thread's slot. */
+int gc_select_slot(void);
+/* A host tile of doubles (or floats) from one thread. */
+void gc_select_tile(const gc_sink *sink, const gc_tile *t, int slot);
+/* A staged GPU panel, its columns over nthreads threads. */
+void gc_select_commit(const gc_sink *sink, const gc_tile *t, int nthreads);
+/* Sums of the slots: hist (SEL_NBINS), above and valid. */
+void gc_select_sum(const gc_select *s, uint64_t *hist, uint64_t *above,
+                   uint64_t *valid);
+/* Variable var's kept partners, strongest first (ties: smaller index);
+ * returns how many (at most k).  Sorts the heap in place. */
+size_t gc_select_heap_sorted(gc_select *s, size_t var, const gc_hent **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
