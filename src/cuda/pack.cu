@@ -20,22 +20,15 @@ __global__ static void pack_dist(const T *val, size_t ld, size_t i0, size_t ni,
     out[dist_offset(p, j) - dist_offset(p, j0) + (i - j - 1)] = r;
 }
 
-int gc_cuda_stage(const gc_sink *sink, const gc_tile *t, void *buf,
+int gc_cuda_stage(const gc_sink *sink, gc_tile *t, void *buf,
                   const void **dst, size_t *offset, size_t *count,
                   cudaStream_t st, char *msg, size_t msgcap)
 {
     int status = GPUCOR_OK;
     size_t p = sink->p, j1 = t->j0 + t->nj;
     if (sink->kind == SINK_SELECT) {
-        /* the tile as it is: the host selects from it (sink_select.c) */
-        if (t->ld != t->ni && t->nj > 1) {
-            snprintf(msg, msgcap, "internal error: a staged tile must be contiguous");
-            return GPUCOR_ERR_INVALID;
-        }
-        *dst = t->val;
         *offset = 0;
-        *count = t->ni * t->nj;
-        return GPUCOR_OK;
+        return gc_cuda_select(sink, t, buf, dst, count, st, msg, msgcap);
     }
     if (sink->kind != SINK_DIST) {
         if (t->i0 != 0 || t->ni != p || (t->ld != p && t->nj > 1) ||

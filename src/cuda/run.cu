@@ -22,7 +22,9 @@ size_t gpucor_device_budget(const gc_host *host, size_t used)
 
 size_t gc_cuda_sink_col_bytes(const gc_sink *sink, size_t elt)
 {
-    return sink->kind == SINK_DIST ? sink->p * elt : 0;
+    /* a selection's records fit where the column's values would */
+    return sink->kind == SINK_DIST ? sink->p * elt
+         : sink->kind == SINK_SELECT ? sink->p * elt + 64 : 0;
 }
 
 int gc_cuda_plan(const gc_sink *sink, size_t ncols, size_t rows, size_t elt,
@@ -77,7 +79,7 @@ int gc_cuda_run(gc_panel_fn panel, void *self, const gc_plan *pl, int is_float,
         return GPUCOR_ERR_INVALID;
     }
     if (gc_cuda_sink_col_bytes(sink, esz))
-        DALLOC(sbuf, gc_cuda_sink_col_bytes(sink, esz) * pl->w, "packed panel");
+        DALLOC(sbuf, gc_cuda_sink_col_bytes(sink, esz) * pl->w + 64, "packed panel");
     for (int k = 0; k < 2; k++)
         CU(cudaEventCreateWithFlags(&ev[k], cudaEventDisableTiming));
     /* Panel s is enqueued into staging buffer b while the D2H copy of the
@@ -156,6 +158,8 @@ void gc_cuda_panel_tile(size_t i0, size_t rows, size_t j0, size_t j1,
     t->val = val;
     t->is_float = is_float;
     t->scale = scale;
+    t->rec = TILE_VALUES;
+    t->nrec = 0;
 }
 
 void gpucor_panel_tile(const dev_problem *d, size_t j0, size_t j1,

@@ -42,8 +42,9 @@ int gc_cuda_run(gc_panel_fn panel, void *self, const gc_plan *pl, int is_float,
 
 /* The sink's device half (pack.cu): lays out tile t (device memory) as the
  * contiguous range of the result it covers, in *dst (which may be t->val
- * itself) at result offset *offset, *count elements. */
-int gc_cuda_stage(const gc_sink *sink, const gc_tile *t, void *buf,
+ * itself) at result offset *offset, *count elements (the selecting sink:
+ * what cuda/select.cu made of it, t->rec and t->nrec saying what). */
+int gc_cuda_stage(const gc_sink *sink, gc_tile *t, void *buf,
                   const void **dst, size_t *offset, size_t *count,
                   cudaStream_t st, char *msg, size_t msgcap);
 
@@ -62,5 +63,11 @@ size_t gpucor_device_budget(const gc_host *host, size_t used);
 int gc_cuda_plan(const gc_sink *sink, size_t ncols, size_t rows, size_t elt,
                  size_t extra, size_t used, size_t align, size_t max_w,
                  const gc_host *host, gc_plan *pl, char *msg, size_t msgcap);
+
+/* The selecting sink's device half (select.cu): what the pass can select
+ * on the device goes into buf (the sink's device bytes), else the tile is
+ * staged as it is. */
+int gc_cuda_select(const gc_sink *sink, gc_tile *t, void *buf, const void **dst,
+                   size_t *count, cudaStream_t st, char *msg, size_t msgcap);
 
 #endif

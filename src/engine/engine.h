@@ -74,7 +74,11 @@ typedef struct {
     size_t ld;
     int is_float;
     double scale;
+    int rec;          /* TILE_VALUES, or what the selecting sink's device
+                         half made of the tile (select.h) */
+    size_t nrec;      /* records in val */
 } gc_tile;
+enum { TILE_VALUES = 0, TILE_PAIRS = 1, TILE_TOPK = 2 };
 
 /* ---- sinks ---------------------------------------------------------------- */
 enum { SINK_DENSE = 0, SINK_DIST = 1, SINK_SELECT = 2 };

@@ -76,7 +76,7 @@ struct gc_select {
 };
 
 /* Order-preserving map of a key to an unsigned code (-0 as +0), and back. */
-static inline uint64_t sel_code(double s)
+GC_HOST_DEVICE static inline uint64_t sel_code(double s)
 {
     uint64_t b;
     s += 0.0;
@@ -90,10 +90,18 @@ static inline double sel_decode(uint64_t c)
     memcpy(&s, &b, sizeof s);
     return s;
 }
-static inline double sel_strength(int kind, double v)
+GC_HOST_DEVICE static inline double sel_strength(int kind, double v)
 {
     return kind == STRENGTH_ABS ? (v < 0 ? -v : v) : kind == STRENGTH_NEG ? -v : v;
 }
+
+/* The GPU's device half (cuda/select.cu) selects on the device where it
+ * can: a collecting pass compacts the pairs at or above the cut
+ * (TILE_PAIRS: gc_pair records), and a heap pass over whole columns of a
+ * symmetric result keeps each column's k <= SEL_DEVICE_TOPK best partners
+ * (TILE_TOPK: k records per column, i = UINT32_MAX where none); other
+ * passes stage the tile's values. */
+#define SEL_DEVICE_TOPK 32
 
 /* Memory for nslots threads (histograms only when hist, heaps when k > 0);
  * 0, or nonzero when out of memory. */

@@ -190,6 +190,23 @@ void gc_select_tile(const gc_sink *sink, const gc_tile *t, int slot)
 
 void gc_select_commit(const gc_sink *sink, const gc_tile *t, int nthreads)
 {
+    gc_select *s = sink->sel;
+    const gc_pair *r = (const gc_pair *) t->val;
+    if (t->rec == TILE_PAIRS) {
+        for (size_t k = 0; k < t->nrec; k++)
+            if (push(s, 0, r[k].v, r[k].i, r[k].j))
+                __atomic_store_n(&s->failed, 1, __ATOMIC_RELAXED);
+        s->valid[0] += t->nrec;
+        return;
+    }
+    if (t->rec == TILE_TOPK) {
+        /* a column's own best partners: its variable's heap only (the
+         * partner's column makes the partner's) */
+        for (size_t k = 0; k < t->nrec; k++)
+            if (r[k].i != UINT32_MAX)
+                heap_offer(s, r[k].j, sel_strength(s->strength, r[k].v), r[k].v, r[k].i);
+        return;
+    }
     if (nthreads < 1) nthreads = 1;
     if (nthreads > sink->sel->nslots) nthreads = sink->sel->nslots;
     if ((size_t) nthreads > t->nj) nthreads = (int) (t->nj ? t->nj : 1);

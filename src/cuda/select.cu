@@ -1,0 +1,198 @@
+/*
+ * select.cu -- the device half of the selecting sink (engine/select.h):
+ * what can be selected on the device is, so that only the kept pairs cross
+ * PCIe.
+ *
+ *  - A collecting pass (threshold; the last pass of a density or an FDR
+ *    selection) compacts the pairs whose key reaches the cut into gc_pair
+ *    records.  When more pairs pass than the buffer holds (a threshold of
+ *    0, say), the panel's values are staged instead and the host selects.
+ *  - A heap pass over whole columns of a symmetric result (top_k) keeps
+ *    each column's k best partners: every thread of a column's block keeps
+ *    its own sorted best k in registers, then k rounds of a block-wide
+ *    arg-max take the column's best k from the threads' heads.
+ *  - Anything else (histograms; p-value keys; k > SEL_DEVICE_TOPK) stages
+ *    the values for the host.
+ * The host half (sink_select.c) takes the records where it would have
+ * taken the values.
+ */
+#include <stdint.h>
+#include "run.cuh"
+#include "../engine/select.h"
+
+template <typename T>
+__device__ static inline int tile_value(const T *val, size_t a, size_t b, size_t ld,
+                                        int epi, double scale, double *v)
+{
+    T raw = val[a + b * ld];
+    if (isnan(raw)) return 0;
+    *v = gc_epilogue(epi, (double) raw * scale);
+    return 1;
+}
+
+template <typename T>
+__global__ static void sel_compact(const T *val, size_t ld, size_t i0, size_t ni,
+                                   size_t j0, size_t nj, int symmetric, int epi,
+                                   double scale, int skind, int key_abs,
+                                   uint64_t lower, gc_pair *out,
+                                   unsigned long long cap,
+                                   unsigned long long *count)
+{
+    size_t len = ni * nj;
+    for (size_t k = blockIdx.x * (size_t) blockDim.x + threadIdx.x; k < len;
+         k += (size_t) gridDim.x * blockDim.x) {
+        size_t a = k % ni, b = k / ni, i = i0 + a, j = j0 + b;
+        if (symmetric && i <= j) continue;
+        double v;
+        if (!tile_value(val, a, b, ld, epi, scale, &v)) continue;
+        double key = key_abs ? fabs(v) : sel_strength(skind, v);
+        if (sel_code(key) < lower) continue;
+        unsigned long long at = atomicAdd(count, 1ULL);
+        if (at < cap) {
+            gc_pair r;
+            r.v = v;
+            r.i = (uint32_t) i;
+            r.j = (uint32_t) j;
+            out[at] = r;
+        }
+    }
+}
+
+/* (s, i) before (t, j): stronger, or as strong with the smaller index */
+__device__ static inline int better(double s, uint32_t i, double t, uint32_t j)
+{
+    return s > t || (s == t && i < j);
+}
+
+#define TOPK_THREADS 512
+
+template <typename T>
+__global__ static void __launch_bounds__(TOPK_THREADS)
+sel_topk(const T *val, size_t ld, size_t i0, size_t ni, size_t j0, int epi,
+         double scale, int skind, int has_thr, double thr, int k, gc_pair *out)
+{
+    size_t b = blockIdx.x, j = j0 + b;
+    double ls[SEL_DEVICE_TOPK], lv[SEL_DEVICE_TOPK];
+    uint32_t li[SEL_DEVICE_TOPK];
+    int n = 0;
+    for (size_t a = threadIdx.x; a < ni; a += blockDim.x) {
+        size_t i = i0 + a;
+        if (i == j) continue;
+        double v;
+        if (!tile_value(val, a, b, ld, epi, scale, &v)) continue;
+        double s = sel_strength(skind, v);
+        if (has_thr && !(s >= thr)) continue;
+        if (n == k && !better(s, (uint32_t) i, ls[k - 1], li[k - 1])) continue;
+        int pos = n < k ? n++ : k - 1;
+        while (pos > 0 && better(s, (uint32_t) i, ls[pos - 1], li[pos - 1])) {
+            ls[pos] = ls[pos - 1]; lv[pos] = lv[pos - 1]; li[pos] = li[pos - 1];
+            pos--;
+        }
+        ls[pos] = s; lv[pos] = v; li[pos] = (uint32_t) i;
+    }
+    /* k rounds of a block-wide arg-max over the threads' heads */
+    __shared__ double ws[TOPK_THREADS / 32];
+    __shared__ uint32_t wi[TOPK_THREADS / 32];
+    __shared__ int wt[TOPK_THREADS / 32];
+    __shared__ int winner;
+    int head = 0, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int r = 0; r < k; r++) {
+        int has = head < n;
+        double s = has ? ls[head] : 0;
+        uint32_t i = has ? li[head] : UINT32_MAX;
+        int tid = has ? (int) threadIdx.x : -1;
+        for (int off = 16; off > 0; off >>= 1) {
+            double s2 = __shfl_down_sync(0xffffffffu, s, off);
+            uint32_t i2 = __shfl_down_sync(0xffffffffu, i, off);
+            int t2 = __shfl_down_sync(0xffffffffu, tid, off);
+            if (t2 >= 0 && (tid < 0 || better(s2, i2, s, i))) { s = s2; i = i2; tid = t2; }
+        }
+        if (lane == 0) { ws[warp] = s; wi[warp] = i; wt[warp] = tid; }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            int best = -1;
+            for (int w = 0; w < TOPK_THREADS / 32; w++)
+                if (wt[w] >= 0 && (best < 0 || better(ws[w], wi[w], ws[best], wi[best])))
+                    best = w;
+            gc_pair rec;
+            rec.j = (uint32_t) j;
+            if (best >= 0) {
+                winner = wt[best];
+                rec.i = wi[best];
+            } else {
+                winner = -1;
+                rec.i = UINT32_MAX;
+            }
+            rec.v = 0;
+            out[b * k + r] = rec;
+        }
+        __syncthreads();
+        if ((int) threadIdx.x == winner) {
+            out[b * k + r].v = lv[head];
+            head++;
+        }
+        __syncthreads();
+    }
+}
+
+int gc_cuda_select(const gc_sink *sink, gc_tile *t, void *buf, const void **dst,
+                   size_t *count, cudaStream_t st, char *msg, size_t msgcap)
+{
+    int status = GPUCOR_OK;
+    const gc_select *s = sink->sel;
+    size_t esz = t->is_float ? sizeof(float) : sizeof(double);
+    /* the values as they are, for the host */
+    *dst = t->val;
+    *count = t->ni * t->nj;
+    if (t->ld != t->ni && t->nj > 1) {
+        snprintf(msg, msgcap, "internal error: a staged tile must be contiguous");
+        return GPUCOR_ERR_INVALID;
+    }
+    if (*count == 0) return GPUCOR_OK;
+    if (s->mode == SEL_COLLECT && s->key != KEY_PVALUE) {
+        size_t cap = (sink->p * t->nj * esz) / sizeof(gc_pair);
+        unsigned long long *dcount = (unsigned long long *) buf;
+        gc_pair *out = (gc_pair *) ((char *) buf + 64);
+        unsigned long long hcount = 0;
+        CU(cudaMemsetAsync(dcount, 0, sizeof *dcount, st));
+        size_t len = t->ni * t->nj, blocks = (len + 255) / 256;
+        if (blocks > 65536) blocks = 65536;
+        if (t->is_float)
+            sel_compact<float><<<(unsigned) blocks, 256, 0, st>>>(
+                (const float *) t->val, t->ld, t->i0, t->ni, t->j0, t->nj, s->symmetric,
+                sink->epilogue, t->scale, s->strength, s->key == KEY_ABS, s->lower, out,
+                cap, dcount);
+        else
+            sel_compact<double><<<(unsigned) blocks, 256, 0, st>>>(
+                (const double *) t->val, t->ld, t->i0, t->ni, t->j0, t->nj, s->symmetric,
+                sink->epilogue, t->scale, s->strength, s->key == KEY_ABS, s->lower, out,
+                cap, dcount);
+        LAUNCHED("sel_compact");
+        CU(cudaMemcpyAsync(&hcount, dcount, sizeof hcount, cudaMemcpyDeviceToHost, st));
+        CU(cudaStreamSynchronize(st));
+        if (hcount <= cap) {
+            t->rec = TILE_PAIRS;
+            t->nrec = (size_t) hcount;
+            *dst = out;
+            *count = (hcount * sizeof(gc_pair) + esz - 1) / esz;
+        }
+    } else if (s->mode == SEL_HEAPS && s->symmetric && s->k <= SEL_DEVICE_TOPK &&
+               t->i0 == 0 && t->ni == sink->p && s->k * sizeof(gc_pair) <= sink->p * esz) {
+        gc_pair *out = (gc_pair *) buf;
+        if (t->is_float)
+            sel_topk<float><<<(unsigned) t->nj, TOPK_THREADS, 0, st>>>(
+                (const float *) t->val, t->ld, t->i0, t->ni, t->j0, sink->epilogue,
+                t->scale, s->strength, s->has_thr, s->thr, (int) s->k, out);
+        else
+            sel_topk<double><<<(unsigned) t->nj, TOPK_THREADS, 0, st>>>(
+                (const double *) t->val, t->ld, t->i0, t->ni, t->j0, sink->epilogue,
+                t->scale, s->strength, s->has_thr, s->thr, (int) s->k, out);
+        LAUNCHED("sel_topk");
+        t->rec = TILE_TOPK;
+        t->nrec = t->nj * s->k;
+        *dst = out;
+        *count = (t->nrec * sizeof(gc_pair) + esz - 1) / esz;
+    }
+cleanup:
+    return status;
+}
