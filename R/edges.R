@@ -149,6 +149,8 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
 .edges_result <- function(r, cx, cy, symmetric, p, q, format) {
   row <- r[[1L]]; col <- r[[2L]]; val <- r[[3L]]
   if (format == "sparse") {
+    if (!requireNamespace("Matrix", quietly = TRUE))
+      stop("format = \"sparse\" needs the Matrix package")
     dn <- if (!is.null(cx) || !is.null(cy)) list(cx, cy)
     if (symmetric)
       return(Matrix::sparseMatrix(i = row, j = col, x = val, dims = c(p, p),

@@ -65,6 +65,52 @@ static int by_strength(const void *a, const void *b)
     return by_pos(a, b);
 }
 
+/* ---- sorting the candidates: an LSD radix sort on 64-bit keys, stable
+ * (so a sort by position first breaks the next sort's ties by position);
+ * qsort for few ---- */
+enum { KEY_POS = 0, KEY_P_ASC = 1, KEY_S_DESC = 2 };
+
+static uint64_t cand_key(const cand *c, int kind)
+{
+    if (kind == KEY_POS) return ((uint64_t) c->row << 32) | c->col;
+    if (kind == KEY_P_ASC) return sel_code(c->p);
+    return ~sel_code(c->s);
+}
+
+typedef struct { uint64_t k; size_t i; } kv;
+
+static int sort_cands(cand *a, size_t n, int kind)
+{
+    if (n < 2048) {
+        qsort(a, n, sizeof *a, kind == KEY_POS ? by_pos : kind == KEY_P_ASC ? by_p : by_strength);
+        return 0;
+    }
+    kv *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+    size_t *cnt = malloc(65536 * sizeof *cnt);
+    cand *tmp = malloc(n * sizeof *tmp);
+    if (!x || !y || !cnt || !tmp) { free(x); free(y); free(cnt); free(tmp); return 1; }
+    uint64_t all_and = ~(uint64_t) 0, all_or = 0;
+    for (size_t i = 0; i < n; i++) {
+        x[i].k = cand_key(&a[i], kind);
+        x[i].i = i;
+        all_and &= x[i].k;
+        all_or |= x[i].k;
+    }
+    for (int d = 0; d < 64; d += 16) {
+        if ((((all_and ^ all_or) >> d) & 0xffff) == 0) continue;   /* digit constant */
+        memset(cnt, 0, 65536 * sizeof *cnt);
+        for (size_t i = 0; i < n; i++) cnt[(x[i].k >> d) & 0xffff]++;
+        size_t sum = 0;
+        for (size_t b = 0; b < 65536; b++) { size_t c = cnt[b]; cnt[b] = sum; sum += c; }
+        for (size_t i = 0; i < n; i++) y[cnt[(x[i].k >> d) & 0xffff]++] = x[i];
+        kv *t = x; x = y; y = t;
+    }
+    for (size_t i = 0; i < n; i++) tmp[i] = a[x[i].i];
+    memcpy(a, tmp, n * sizeof *a);
+    free(x); free(y); free(cnt); free(tmp);
+    return 0;
+}
+
 /* one end of a pair, for each variable's top k */
 typedef struct {
     size_t var;
@@ -235,7 +281,7 @@ int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
                 }
             }
             /* a pair kept by both its variables once */
-            qsort(cv.c, cv.n, sizeof *cv.c, by_pos);
+            if (sort_cands(cv.c, cv.n, KEY_POS)) goto oom;
             size_t w = 0;
             for (size_t a = 0; a < cv.n; a++)
                 if (w == 0 || by_pos(&cv.c[w - 1], &cv.c[a]) != 0) cv.c[w++] = cv.c[a];
@@ -265,7 +311,7 @@ int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
     }
     size_t n = cv.n;
     if (job->fdr > 0 && n) {
-        qsort(cv.c, n, sizeof *cv.c, by_p);
+        if (sort_cands(cv.c, n, KEY_P_ASC)) goto oom;
         size_t K = 0;
         for (size_t k = 1; k <= n; k++)
             if (M / (double) k * cv.c[k - 1].p <= job->fdr) K = k;
@@ -287,7 +333,7 @@ int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
     }
     /* the density: the D strongest (ties: by position) */
     if (job->density > 0 && (double) n > D) {
-        qsort(cv.c, n, sizeof *cv.c, by_strength);
+        if (sort_cands(cv.c, n, KEY_POS) || sort_cands(cv.c, n, KEY_S_DESC)) goto oom;
         n = (size_t) D;
     }
     /* each variable's k strongest partners among what is left */
@@ -311,7 +357,8 @@ int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
             if (mark[a]) cv.c[w++] = cv.c[a];
         n = w;
     }
-    qsort(cv.c, n, sizeof *cv.c, by_pos);
+    /* (the heaps' pairs are in position order already) */
+    if (!heaps && sort_cands(cv.c, n, KEY_POS)) goto oom;
 
     /* ---- the result ---- */
     out->n = n;

@@ -359,7 +359,7 @@ static int produce(void *vctx, size_t j0, size_t j1, gc_tile *t,
     default:             status = launch<S, op_minkowski>(c, j0, j1, dout, st, msg, msgcap); break;
     }
     /* rows j0 .. n - 1: a dist's pairs i > j */
-    gc_cuda_panel_tile(j0, c->n, j0, j1, c->buf, sizeof(S) == sizeof(float), c->scale, t);
+    gc_cuda_panel_tile(j0, c->n, j0, j1, c->buf, sizeof(S) == sizeof(float), c->scale, 1, t);
     return status;
 }
 

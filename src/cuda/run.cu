@@ -149,7 +149,8 @@ int gpucor_plan_panels(const dev_problem *d, size_t elt, size_t per_col,
 }
 
 void gc_cuda_panel_tile(size_t i0, size_t rows, size_t j0, size_t j1,
-                        const void *val, int is_float, double scale, gc_tile *t)
+                        const void *val, int is_float, double scale, int tri,
+                        gc_tile *t)
 {
     t->i0 = i0;
     t->ni = t->ld = rows - i0;
@@ -160,10 +161,11 @@ void gc_cuda_panel_tile(size_t i0, size_t rows, size_t j0, size_t j1,
     t->scale = scale;
     t->rec = TILE_VALUES;
     t->nrec = 0;
+    t->tri = tri;
 }
 
 void gpucor_panel_tile(const dev_problem *d, size_t j0, size_t j1,
                        const void *val, int is_float, gc_tile *t)
 {
-    gc_cuda_panel_tile(panel_i0(*d, j0), d->v, j0, j1, val, is_float, 1.0, t);
+    gc_cuda_panel_tile(panel_i0(*d, j0), d->v, j0, j1, val, is_float, 1.0, d->dist, t);
 }

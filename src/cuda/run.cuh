@@ -26,9 +26,11 @@ typedef int (*gc_panel_fn)(void *self, size_t j0, size_t j1, gc_tile *t,
                            cudaStream_t st, char *msg, size_t msgcap);
 
 /* The canonical tile of result columns [j0, j1) with rows i0 .. rows - 1
- * (leading dimension rows - i0) in val: a producer's panel. */
+ * (leading dimension rows - i0) in val: a producer's panel; tri: only its
+ * pairs i > j hold values. */
 void gc_cuda_panel_tile(size_t i0, size_t rows, size_t j0, size_t j1,
-                        const void *val, int is_float, double scale, gc_tile *t);
+                        const void *val, int is_float, double scale, int tri,
+                        gc_tile *t);
 
 /* Device bytes the sink's half needs per result column of elements of
  * 'elt' bytes (a 'dist' packs into a buffer beside the producer's). */

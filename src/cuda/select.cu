@@ -58,6 +58,41 @@ __global__ static void sel_compact(const T *val, size_t ld, size_t i0, size_t ni
     }
 }
 
+/* Histogram of the keys under (prefix, bits): lanes of a warp that hit
+ * the same bin add once (__match_any_sync), so that the few bins where
+ * most correlations fall are not a queue of atomics. */
+template <typename T>
+__global__ static void sel_hist(const T *val, size_t ld, size_t i0, size_t ni,
+                                size_t j0, size_t nj, int symmetric, int epi,
+                                double scale, int skind, int key_abs,
+                                uint64_t prefix, int bits,
+                                unsigned long long *hist)
+{
+    const unsigned NONE = 0xffffffffu, ABOVE = 0xfffffffeu;
+    size_t len = ni * nj;
+    for (size_t k = blockIdx.x * (size_t) blockDim.x + threadIdx.x; k < len;
+         k += (size_t) gridDim.x * blockDim.x) {
+        size_t a = k % ni, b = k / ni, i = i0 + a, j = j0 + b;
+        unsigned bin = NONE;
+        double v;
+        if (!(symmetric && i <= j) && tile_value(val, a, b, ld, epi, scale, &v)) {
+            uint64_t c = sel_code(key_abs ? fabs(v) : sel_strength(skind, v));
+            if (bits == 0) bin = (unsigned) (c >> (64 - SEL_BIN_BITS));
+            else if ((c >> (64 - bits)) == prefix)
+                bin = (unsigned) ((c << bits) >> (64 - SEL_BIN_BITS));
+            else if ((c >> (64 - bits)) > prefix) bin = ABOVE;
+        }
+        unsigned act = __activemask();
+        unsigned valid = __ballot_sync(act, bin != NONE);
+        int lane = threadIdx.x % 32;
+        if (lane == __ffs(act) - 1 && valid)
+            atomicAdd(&hist[SEL_NBINS + 1], (unsigned long long) __popc(valid));
+        unsigned same = __match_any_sync(act, bin);
+        if (bin != NONE && lane == __ffs(same) - 1)
+            atomicAdd(&hist[bin == ABOVE ? SEL_NBINS : bin], (unsigned long long) __popc(same));
+    }
+}
+
 /* (s, i) before (t, j): stronger, or as strong with the smaller index */
 __device__ static inline int better(double s, uint32_t i, double t, uint32_t j)
 {
@@ -176,8 +211,30 @@ int gc_cuda_select(const gc_sink *sink, gc_tile *t, void *buf, const void **dst,
             *dst = out;
             *count = (hcount * sizeof(gc_pair) + esz - 1) / esz;
         }
+    } else if (s->mode == SEL_HIST && s->key != KEY_PVALUE &&
+               (SEL_NBINS + 2) * sizeof(uint64_t) <= sink->p * t->nj * esz) {
+        unsigned long long *hist = (unsigned long long *) buf;
+        CU(cudaMemsetAsync(hist, 0, (SEL_NBINS + 2) * sizeof *hist, st));
+        size_t len = t->ni * t->nj, blocks = (len + 255) / 256;
+        if (blocks > 65536) blocks = 65536;
+        if (t->is_float)
+            sel_hist<float><<<(unsigned) blocks, 256, 0, st>>>(
+                (const float *) t->val, t->ld, t->i0, t->ni, t->j0, t->nj, s->symmetric,
+                sink->epilogue, t->scale, s->strength, s->key == KEY_ABS, s->prefix,
+                s->prefix_bits, hist);
+        else
+            sel_hist<double><<<(unsigned) blocks, 256, 0, st>>>(
+                (const double *) t->val, t->ld, t->i0, t->ni, t->j0, t->nj, s->symmetric,
+                sink->epilogue, t->scale, s->strength, s->key == KEY_ABS, s->prefix,
+                s->prefix_bits, hist);
+        LAUNCHED("sel_hist");
+        t->rec = TILE_HIST;
+        t->nrec = SEL_NBINS + 2;
+        *dst = hist;
+        *count = ((SEL_NBINS + 2) * sizeof(uint64_t) + esz - 1) / esz;
     } else if (s->mode == SEL_HEAPS && s->symmetric && s->k <= SEL_DEVICE_TOPK &&
-               t->i0 == 0 && t->ni == sink->p && s->k * sizeof(gc_pair) <= sink->p * esz) {
+               !t->tri && t->i0 == 0 && t->ni == sink->p &&
+               s->k * sizeof(gc_pair) <= sink->p * esz) {
         gc_pair *out = (gc_pair *) buf;
         if (t->is_float)
             sel_topk<float><<<(unsigned) t->nj, TOPK_THREADS, 0, st>>>(

@@ -77,8 +77,10 @@ typedef struct {
     int rec;          /* TILE_VALUES, or what the selecting sink's device
                          half made of the tile (select.h) */
     size_t nrec;      /* records in val */
+    int tri;          /* GPU panels of a 'dist': only the pairs i > j hold
+                         values (the others are scratch) */
 } gc_tile;
-enum { TILE_VALUES = 0, TILE_PAIRS = 1, TILE_TOPK = 2 };
+enum { TILE_VALUES = 0, TILE_PAIRS = 1, TILE_TOPK = 2, TILE_HIST = 3 };
 
 /* ---- sinks ---------------------------------------------------------------- */
 enum { SINK_DENSE = 0, SINK_DIST = 1, SINK_SELECT = 2 };

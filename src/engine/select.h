@@ -99,8 +99,10 @@ GC_HOST_DEVICE static inline double sel_strength(int kind, double v)
  * can: a collecting pass compacts the pairs at or above the cut
  * (TILE_PAIRS: gc_pair records), and a heap pass over whole columns of a
  * symmetric result keeps each column's k <= SEL_DEVICE_TOPK best partners
- * (TILE_TOPK: k records per column, i = UINT32_MAX where none); other
- * passes stage the tile's values. */
+ * (TILE_TOPK: k records per column, i = UINT32_MAX where none), and a
+ * histogram pass counts on the device (TILE_HIST: SEL_NBINS counts, then
+ * the counts above the range and of valid keys, uint64); p-value keys and
+ * larger k stage the tile's values. */
 #define SEL_DEVICE_TOPK 32
 
 /* Memory for nslots threads (histograms only when hist, heaps when k > 0);

@@ -199,6 +199,13 @@ void gc_select_commit(const gc_sink *sink, const gc_tile *t, int nthreads)
         s->valid[0] += t->nrec;
         return;
     }
+    if (t->rec == TILE_HIST) {
+        const uint64_t *c = (const uint64_t *) t->val;
+        for (size_t b = 0; b < SEL_NBINS; b++) s->hist[b] += c[b];
+        s->above[0] += c[SEL_NBINS];
+        s->valid[0] += c[SEL_NBINS + 1];
+        return;
+    }
     if (t->rec == TILE_TOPK) {
         /* a column's own best partners: its variable's heap only (the
          * partner's column makes the partner's) */

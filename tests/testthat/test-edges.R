@@ -152,6 +152,22 @@ test_that("the FDR cut is exact when the histogram bins are refined", {
   }
 })
 
+test_that("many candidates (the radix sorts) keep exact order and values", {
+  info <- new_seed()
+  x <- rmat(30, 85)
+  x[, 40:85] <- x[, 1:46] + rmat(30, 46)
+  x[, 12] <- x[, 11]
+  for (b in backends()) {
+    d <- all_pairs(x, NULL, "pearson", "everything", b)
+    for (cr in list(list(threshold = 0), list(fdr = 1), list(density = 0.8),
+                    list(density = 0.6, absolute = FALSE), list(fdr = 0.9, density = 0.5))) {
+      want <- do.call(edges_ref, c(list(d, TRUE), cr))
+      got <- do.call(gpu_cor_edges, c(list(x, backend = b, p_value = TRUE), cr))
+      expect_edges(got, want, paste(b, deparse(cr), info), p = TRUE, fdr = !is.null(cr$fdr))
+    }
+  }
+})
+
 test_that("edges survive small tiles and panels, and single precision is close", {
   info <- new_seed()
   x <- rmat(33, 70, dimnames = list(NULL, paste0("g", 1:70)))
@@ -209,6 +225,7 @@ test_that("edge cases: nothing passes, everything passes, k beyond ncol, NA colu
 })
 
 test_that("format = 'sparse' gives the kept correlations as a Matrix", {
+  skip_if_not_installed("Matrix")
   info <- new_seed()
   x <- rmat(25, 12, dimnames = list(NULL, letters[1:12]))
   y <- rmat(25, 5)
