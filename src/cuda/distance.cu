@@ -181,14 +181,17 @@ enum {
  * TILE_FIX), O: the output's */
 template <typename S, typename T, typename OP, bool NA, typename O>
 __global__ static void __launch_bounds__(256)
-dist_tile(const S *x, size_t n, int p, size_t j0, size_t j1, double power,
-          int mode, int *flag, O *out)
+dist_tile(const S *x, size_t n, int p, size_t j0, size_t j1, int whole,
+          double power, int mode, int *flag, O *out)
 {
     __shared__ S sa[BK][BM];
     __shared__ S sb[BK][BN];
     if (mode == TILE_FIX && *(volatile int *) flag == 0) return;
-    size_t ib = j0 + blockIdx.x * (size_t) BM, jb = j0 + blockIdx.y * (size_t) BN;
-    if (ib + BM - 1 <= jb) return;          /* tile entirely on or above the diagonal */
+    /* rows r0 .. n - 1: j0 (a 'dist': the pairs i > j) or, whole, 0
+     * (every pair i != j of the columns: a selection) */
+    size_t r0 = whole ? 0 : j0;
+    size_t ib = r0 + blockIdx.x * (size_t) BM, jb = j0 + blockIdx.y * (size_t) BN;
+    if (!whole && ib + BM - 1 <= jb) return;   /* tile entirely on or above the diagonal */
     int t = threadIdx.x, tx = t % 16, ty = t / 16;
     acc_t<T> acc[4][4];
 #pragma unroll
@@ -221,18 +224,18 @@ dist_tile(const S *x, size_t n, int p, size_t j0, size_t j1, double power,
         }
         __syncthreads();
     }
-    /* the panel's tile: rows j0 .. n - 1, pair (i, j) at off + i (unsigned
-     * arithmetic: i >= j0) */
-    size_t ld = n - j0;
+    /* the panel's tile: rows r0 .. n - 1, pair (i, j) at off + i (unsigned
+     * arithmetic: i >= r0) */
+    size_t ld = n - r0;
 #pragma unroll
     for (int b = 0; b < 4; b++) {
         size_t j = jb + ty + 16 * b;
         if (j >= j1) continue;
-        size_t off = (j - j0) * ld - j0;
+        size_t off = (j - j0) * ld - r0;
 #pragma unroll
         for (int a = 0; a < 4; a++) {
             size_t i = ib + tx + 16 * a;
-            if (i <= j || i >= n) continue;
+            if (i >= n || i == j || (!whole && i < j)) continue;
             if (mode == TILE_FIX &&
                 __float_as_uint((float) out[off + i]) != MARK_BITS) continue;
             acc_t<T> c = acc[a][b];
@@ -302,6 +305,7 @@ struct dist_ctx {
     int fix;           /* single precision with a sum that may underflow */
     int *flag;         /* device: a pair of this panel was marked */
     void *buf;         /* the panel: (n - j0) x w of the output type */
+    int whole;         /* panels of whole columns (a selecting sink) */
     double scale;      /* the tile's values times this are the distances */
     double power;      /* minkowski's p; canberra's threshold (op_canberra) */
 };
@@ -310,14 +314,17 @@ template <typename S, typename T, typename OP, typename O>
 static void launch_tile(const dist_ctx<S> *c, size_t j0, size_t j1, int mode,
                         O *out, cudaStream_t st)
 {
-    dim3 grid((unsigned) ((c->n - j0 + BM - 1) / BM),
+    size_t r0 = c->whole ? 0 : j0;
+    dim3 grid((unsigned) ((c->n - r0 + BM - 1) / BM),
               (unsigned) ((j1 - j0 + BN - 1) / BN));
     if (c->na)
         dist_tile<S, T, OP, true, O><<<grid, 256, 0, st>>>(c->x, c->n, c->p, j0, j1,
-                                                           c->power, mode, c->flag, out);
+                                                           c->whole, c->power, mode,
+                                                           c->flag, out);
     else
         dist_tile<S, T, OP, false, O><<<grid, 256, 0, st>>>(c->x, c->n, c->p, j0, j1,
-                                                            c->power, mode, c->flag, out);
+                                                            c->whole, c->power, mode,
+                                                            c->flag, out);
 }
 
 /* Double: the stats arithmetic.  Single: float sums (marked where they may
@@ -358,8 +365,9 @@ static int produce(void *vctx, size_t j0, size_t j1, gc_tile *t,
     case DIST_BINARY:    status = launch<S, op_binary>(c, j0, j1, dout, st, msg, msgcap); break;
     default:             status = launch<S, op_minkowski>(c, j0, j1, dout, st, msg, msgcap); break;
     }
-    /* rows j0 .. n - 1: a dist's pairs i > j */
-    gc_cuda_panel_tile(j0, c->n, j0, j1, c->buf, sizeof(S) == sizeof(float), c->scale, 1, t);
+    /* rows j0 .. n - 1: a dist's pairs i > j; or whole columns */
+    gc_cuda_panel_tile(c->whole ? 0 : j0, c->n, j0, j1, c->buf, sizeof(S) == sizeof(float),
+                       c->scale, !c->whole, t);
     return status;
 }
 
@@ -461,20 +469,23 @@ static int run(const gpu_dist_args *pb, const gc_sink *sink, gc_host *host,
         /* single precision: floats, the scale undone by the sink's commit */
         int scales = pb->method != DIST_CANBERRA && pb->method != DIST_BINARY;
         size_t osz = single ? sizeof(float) : sizeof(double);
+        /* a selection (gpu_knn) takes whole columns, each column's own
+         * nearest found on the device; a 'dist' the pairs i > j */
+        int whole = sink->kind == SINK_SELECT;
         gc_plan pl;
-        status = gc_cuda_plan(sink, n - 1, n, osz, 0, len * osz, BN, (size_t) -1,
+        status = gc_cuda_plan(sink, whole ? n : n - 1, n, osz, 0, len * osz, BN, (size_t) -1,
                               host, &pl, msg, msgcap);
         if (status != GPUCOR_OK) goto cleanup;
         DALLOC(buf, n * pl.w * osz, "panel");
         if (single) {
             int fix = pb->method == DIST_EUCLIDEAN || pb->method == DIST_MINKOWSKI;
             dist_ctx<float> c = {fx, n, pl.w, (int) pb->p, pb->method, hflag != 0, fix,
-                                 flag + 1, buf, scales ? ldexp(1.0, E) : 1.0, power};
+                                 flag + 1, buf, whole, scales ? ldexp(1.0, E) : 1.0, power};
             status = gc_cuda_run(produce<float>, &c, &pl, 1, sink, host, gc, msg,
                                  msgcap);
         } else {
             dist_ctx<double> c = {dx, n, pl.w, (int) pb->p, pb->method, hflag != 0, 0,
-                                  flag + 1, buf, 1.0, power};
+                                  flag + 1, buf, whole, 1.0, power};
             status = gc_cuda_run(produce<double>, &c, &pl, 0, sink, host, gc, msg,
                                  msgcap);
         }
