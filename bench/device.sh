@@ -50,6 +50,21 @@ edges-tests)
   Rscript -e 'r <- as.data.frame(testthat::test_file("tests/testthat/test-edges.R", package = "gpucor",
     load_package = "installed", reporter = "summary")); cat(sprintf("edges tests: %d passed, %d failed, %d skipped\n",
     sum(r$passed), sum(r$failed), sum(r$skipped)))' 2>&1 | tee "$OUT/edges-tests.log" | tail -30 ;;
+sanitize-edges)
+  # memcheck with leak check, then racecheck, over the edges tests only
+  cat > /tmp/san-e.R <<'R'
+library(testthat); library(gpucor)
+source("tests/testthat/helper-gpucor.R")
+test_file("tests/testthat/test-edges.R", package = "gpucor", load_package = "installed")
+quit(save = "no")
+R
+  /usr/local/cuda/bin/compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
+    --log-file "$OUT/sanitizer-edges.log" Rscript /tmp/san-e.R > "$OUT/sanitize-edges-run.log" 2>&1
+  echo "compute-sanitizer memcheck (edges) exit: $?"; tail -3 "$OUT/sanitizer-edges.log"
+  grep -E "FAIL|PASS" "$OUT/sanitize-edges-run.log" | tail -2
+  /usr/local/cuda/bin/compute-sanitizer --tool racecheck --error-exitcode 9 \
+    --log-file "$OUT/racecheck-edges.log" Rscript /tmp/san-e.R > "$OUT/racecheck-edges-run.log" 2>&1
+  echo "compute-sanitizer racecheck (edges) exit: $?"; tail -3 "$OUT/racecheck-edges.log" ;;
 sanitize)
   # The script ends with quit() and releases nothing itself: the exit
   # finalizer must free the cached context (stream, cuBLAS handle, pinned
