@@ -474,7 +474,7 @@ static int run(const gpu_dist_args *pb, const gc_sink *sink, gc_host *host,
         int whole = sink->kind == SINK_SELECT;
         gc_plan pl;
         status = gc_cuda_plan(sink, whole ? n : n - 1, n, osz, 0, len * osz, BN, (size_t) -1,
-                              host, &pl, msg, msgcap);
+                              whole, host, &pl, msg, msgcap);
         if (status != GPUCOR_OK) goto cleanup;
         DALLOC(buf, n * pl.w * osz, "panel");
         if (single) {

@@ -310,7 +310,7 @@ int gpucor_kendall(dev_problem *d, char *msg, size_t msgcap)
         DALLOC(c.acc, ngemm * v * w * sizeof(double), "accumulators");
         DALLOC(c.c32, ngemm * nb * v * w * sizeof(int), "product slices");
         used += ngemm * v * w * (sizeof(double) + nb * sizeof(int)) + cols * 9 +
-                v * w * sizeof(T) + gc_cuda_sink_col_bytes(d->sink, sizeof(T)) * w;
+                v * w * sizeof(T) + gc_cuda_sink_col_bytes(d->sink, sizeof(T), 0) * w;
         /* chunk of K: what is left, at most 4 GiB (enough to hide every
          * fixed cost) and 2^30 rows (int32 sums of +-1 stay exact) */
         size_t per_row = c.nmat * cols;

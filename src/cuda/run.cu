@@ -20,21 +20,32 @@ size_t gpucor_device_budget(const gc_host *host, size_t used)
     return b;
 }
 
-size_t gc_cuda_sink_col_bytes(const gc_sink *sink, size_t elt)
+size_t gc_cuda_sink_col_bytes(const gc_sink *sink, size_t elt, int narrow)
 {
     /* a selection's records fit where the column's values would */
+    if (narrow) return sink->sel->k * sizeof(gc_pair);
     return sink->kind == SINK_DIST ? sink->p * elt
          : sink->kind == SINK_SELECT ? sink->p * elt + 64 : 0;
 }
 
 int gc_cuda_plan(const gc_sink *sink, size_t ncols, size_t rows, size_t elt,
-                 size_t extra, size_t used, size_t align, size_t max_w,
+                 size_t extra, size_t used, size_t align, size_t max_w, int whole,
                  const gc_host *host, gc_plan *pl, char *msg, size_t msgcap)
 {
     size_t avail = gpucor_device_budget(host, used);
-    size_t col = rows * elt + extra + gc_cuda_sink_col_bytes(sink, elt);
-    if (gc_plan_panels(ncols, col, sink->p * elt, GPUCOR_PANEL_BYTES, avail,
-                       align, max_w, host->opts->gpu_panel, pl)) {
+    int narrow = whole && gc_cuda_select_topk(sink, elt);
+    size_t col = rows * elt + extra + gc_cuda_sink_col_bytes(sink, elt, narrow);
+    size_t stage = sink->p * elt, cap = GPUCOR_PANEL_BYTES;
+    if (narrow) {
+        /* k records a column, and panels of up to 1 GiB of values */
+        stage = sink->sel->k * sizeof(gc_pair);
+        size_t wmax = GPUCOR_WIDE_PANEL_BYTES / (rows * elt ? rows * elt : 1);
+        cap = stage * (wmax ? wmax : 1);
+        if (cap > GPUCOR_PANEL_BYTES) cap = GPUCOR_PANEL_BYTES;
+    }
+    if (gc_plan_panels(ncols, col, stage, cap, avail, align, max_w,
+                       host->opts->gpu_panel, pl)) {
+        pl->narrow = narrow;
         /* one plan for every worker of the call */
         if (gc_worker_agree(pl) == GPUCOR_OK) return GPUCOR_OK;
         snprintf(msg, msgcap, "interrupted");
@@ -73,13 +84,18 @@ int gc_cuda_run(gc_panel_fn panel, void *self, const gc_plan *pl, int is_float,
     } while (0)
 
     if (pl->npanels == 0) return GPUCOR_OK;
-    if (sink->p * pl->w * esz > gc->pinned_bytes) {
-        snprintf(msg, msgcap, "internal error: a panel of %zu bytes exceeds the "
-                 "%zu-byte staging buffers", sink->p * pl->w * esz, gc->pinned_bytes);
-        return GPUCOR_ERR_INVALID;
+    {
+        size_t staged = pl->narrow ? gc_cuda_sink_col_bytes(sink, esz, 1) * pl->w
+                                   : sink->p * pl->w * esz;
+        if (staged > gc->pinned_bytes) {
+            snprintf(msg, msgcap, "internal error: a panel of %zu bytes exceeds the "
+                     "%zu-byte staging buffers", staged, gc->pinned_bytes);
+            return GPUCOR_ERR_INVALID;
+        }
     }
-    if (gc_cuda_sink_col_bytes(sink, esz))
-        DALLOC(sbuf, gc_cuda_sink_col_bytes(sink, esz) * pl->w + 64, "packed panel");
+    if (gc_cuda_sink_col_bytes(sink, esz, pl->narrow))
+        DALLOC(sbuf, gc_cuda_sink_col_bytes(sink, esz, pl->narrow) * pl->w + 64,
+               "packed panel");
     for (int k = 0; k < 2; k++)
         CU(cudaEventCreateWithFlags(&ev[k], cudaEventDisableTiming));
     /* Panel s is enqueued into staging buffer b while the D2H copy of the
@@ -144,7 +160,7 @@ int gpucor_plan_panels(const dev_problem *d, size_t elt, size_t per_col,
                        size_t msgcap)
 {
     size_t ncols = d->dist ? (d->v > 0 ? d->v - 1 : 0) : d->q;
-    return gc_cuda_plan(d->sink, ncols, d->v, elt, per_col, used, 1, max_w,
+    return gc_cuda_plan(d->sink, ncols, d->v, elt, per_col, used, 1, max_w, !d->dist,
                         d->host, pl, msg, msgcap);
 }
 

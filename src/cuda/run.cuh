@@ -34,7 +34,7 @@ void gc_cuda_panel_tile(size_t i0, size_t rows, size_t j0, size_t j1,
 
 /* Device bytes the sink's half needs per result column of elements of
  * 'elt' bytes (a 'dist' packs into a buffer beside the producer's). */
-size_t gc_cuda_sink_col_bytes(const gc_sink *sink, size_t elt);
+size_t gc_cuda_sink_col_bytes(const gc_sink *sink, size_t elt, int narrow);
 
 /* The panels of plan pl, through the sink, into sink->out.  is_float:
  * the tiles hold floats. */
@@ -63,8 +63,15 @@ size_t gpucor_device_budget(const gc_host *host, size_t used);
  * column also needing 'extra' device bytes for the producer; an error
  * message when not one column fits. */
 int gc_cuda_plan(const gc_sink *sink, size_t ncols, size_t rows, size_t elt,
-                 size_t extra, size_t used, size_t align, size_t max_w,
+                 size_t extra, size_t used, size_t align, size_t max_w, int whole,
                  const gc_host *host, gc_plan *pl, char *msg, size_t msgcap);
+
+/* Whether the selecting sink keeps each whole column's best k on the
+ * device (select.cu): then a panel stages k records per column. */
+int gc_cuda_select_topk(const gc_sink *sink, size_t elt);
+/* Device values of a panel whose sink stages records only: wider panels,
+ * fewer launches (a panel is still an interrupt and progress point). */
+#define GPUCOR_WIDE_PANEL_BYTES ((size_t) 1 << 30)
 
 /* The selecting sink's device half (select.cu): what the pass can select
  * on the device goes into buf (the sink's device bytes), else the tile is

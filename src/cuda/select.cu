@@ -170,6 +170,13 @@ sel_topk(const T *val, size_t ld, size_t i0, size_t ni, size_t j0, int epi,
     }
 }
 
+int gc_cuda_select_topk(const gc_sink *sink, size_t elt)
+{
+    const gc_select *s = sink->sel;
+    return sink->kind == SINK_SELECT && s->mode == SEL_HEAPS && s->symmetric &&
+           s->k >= 1 && s->k <= SEL_DEVICE_TOPK && s->k * sizeof(gc_pair) <= sink->p * elt;
+}
+
 int gc_cuda_select(const gc_sink *sink, gc_tile *t, void *buf, const void **dst,
                    size_t *count, cudaStream_t st, char *msg, size_t msgcap)
 {
@@ -232,9 +239,8 @@ int gc_cuda_select(const gc_sink *sink, gc_tile *t, void *buf, const void **dst,
         t->nrec = SEL_NBINS + 2;
         *dst = hist;
         *count = ((SEL_NBINS + 2) * sizeof(uint64_t) + esz - 1) / esz;
-    } else if (s->mode == SEL_HEAPS && s->symmetric && s->k <= SEL_DEVICE_TOPK &&
-               !t->tri && t->i0 == 0 && t->ni == sink->p &&
-               s->k * sizeof(gc_pair) <= sink->p * esz) {
+    } else if (gc_cuda_select_topk(sink, esz) && !t->tri && t->i0 == 0 &&
+               t->ni == sink->p) {
         gc_pair *out = (gc_pair *) buf;
         if (t->is_float)
             sel_topk<float><<<(unsigned) t->nj, TOPK_THREADS, 0, st>>>(

@@ -142,7 +142,11 @@ void gc_copy_out(double *dst, const void *src, size_t count, int is_float,
  * 'stage_cap' bytes; 'avail' bytes of the device are left.  w is a
  * multiple of 'align' when it can be, at most 'max_w', and 'forced' when
  * that is set (tests).  Returns 0 when not one column fits. */
-typedef struct { size_t w, npanels, ncols; } gc_plan;
+typedef struct {
+    size_t w, npanels, ncols;
+    int narrow;   /* GPU: the sink stages a few records per column, not its
+                     values (cuda/select.cu), so panels may be wider */
+} gc_plan;
 int gc_plan_panels(size_t ncols, size_t col_bytes, size_t stage_bytes,
                    size_t stage_cap, size_t avail, size_t align, size_t max_w,
                    size_t forced, gc_plan *pl);

@@ -9,6 +9,7 @@ int gc_plan_panels(size_t ncols, size_t col_bytes, size_t stage_bytes,
                    size_t forced, gc_plan *pl)
 {
     pl->ncols = ncols;
+    pl->narrow = 0;
     size_t w = avail / (col_bytes ? col_bytes : 1);
     size_t cap = stage_cap / (stage_bytes ? stage_bytes : 1);   /* 0: a column
                                                                    exceeds the staging */
