@@ -3,6 +3,7 @@
  */
 #include "paths.cuh"
 #include "worker.cuh"
+#include "../engine/select.h"
 
 size_t gpucor_device_budget(const gc_host *host, size_t used)
 {
