@@ -120,7 +120,9 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
     .engine_report("gpu_cor_edges", attr(r, "threads"), precision,
                    proc.time()[["elapsed"]] - t0, devices)
   if (isTRUE(attr(r, "sd0"))) warning("the standard deviation is zero")
-  .edges_result(r, inp$cx, inp$cy, is.null(y), ncol(x), q, format)
+  out <- .edges_result(r, inp$cx, inp$cy, is.null(y), ncol(x), q, format)
+  if (.opt("gpucor.profile")) attr(out, "timing") <- attr(r, "timing")
+  out
 }
 
 # The criteria as c(threshold, top_k, density, fdr), NA where absent, after
@@ -235,6 +237,7 @@ gpu_knn <- function(x, k, method = c("euclidean", "manhattan", "maximum", "canbe
   if (isTRUE(attr(r, "nonfinite"))) warning("treating non-finite values as NA")
   if (isTRUE(attr(r, "sd0"))) warning("the standard deviation is zero")
   out <- list(index = r[[1L]], distance = r[[2L]])
+  if (.opt("gpucor.profile")) attr(out, "timing") <- attr(r, "timing")
   rn <- rownames(x)
   if (!is.null(rn)) rownames(out$index) <- rownames(out$distance) <- rn
   out

@@ -1,6 +1,7 @@
 /*
  * run.cu -- see run.cuh.
  */
+#include <stdlib.h>
 #include "paths.cuh"
 #include "worker.cuh"
 #include "../engine/select.h"
@@ -35,6 +36,8 @@ int gc_cuda_plan(const gc_sink *sink, size_t ncols, size_t rows, size_t elt,
 {
     size_t avail = gpucor_device_budget(host, used);
     int narrow = whole && gc_cuda_select_topk(sink, elt);
+    const char *env = getenv("GPUCOR_TEST_WIDE");   /* bench: "0" keeps 64 MiB panels */
+    if (env && env[0] == '0') narrow = 0;
     size_t col = rows * elt + extra + gc_cuda_sink_col_bytes(sink, elt, narrow);
     size_t stage = sink->p * elt, cap = GPUCOR_PANEL_BYTES;
     if (narrow) {

@@ -1,0 +1,23 @@
+# Where the time of the GPU's selections goes: the stage timings of option
+# gpucor.profile (waiting for the device, committing on the host, total) for
+# top-k and kNN, with the wide panels of the record-staging sinks and
+# without (GPUCOR_TEST_WIDE=0).  Prints one table.
+suppressPackageStartupMessages(library(gpucor))
+options(gpucor.profile = TRUE)
+set.seed(1)
+xv <- matrix(rnorm(300 * 100000), 300)
+xk <- matrix(rnorm(100000 * 50), 100000)
+invisible(gpu_cor_edges(xv[, 1:100], top_k = 10, backend = "gpu"))
+invisible(gpu_knn(xk[1:1000, ], 15, backend = "gpu"))
+cat(sprintf("%-32s %6s %8s %8s %8s %8s\n", "case", "wide", "elapsed", "wait", "commit", "engine"))
+for (wide in c("1", "0")) {
+  Sys.setenv(GPUCOR_TEST_WIDE = wide)
+  t <- system.time(e <- gpu_cor_edges(xv, top_k = 10, backend = "gpu"))[["elapsed"]]
+  s <- attr(e, "timing")
+  cat(sprintf("%-32s %6s %8.3f %8.3f %8.3f %8.3f\n", "top_k 10, 300 x 100000", wide, t, s[1], s[2], s[3]))
+  t <- system.time(nn <- gpu_knn(xk, 15, backend = "gpu"))[["elapsed"]]
+  s <- attr(nn, "timing")
+  cat(sprintf("%-32s %6s %8.3f %8.3f %8.3f %8.3f\n", "knn 100000 x 50, k 15", wide, t, s[1], s[2], s[3]))
+  t <- system.time(d <- gpu_cor(xv[, 1:20000], backend = "gpu"))[["elapsed"]]
+  cat(sprintf("%-32s %6s %8.3f\n", "(dense gpu_cor 300 x 20000)", wide, t))
+}
