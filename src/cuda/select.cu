@@ -100,73 +100,80 @@ __device__ static inline int better(double s, uint32_t i, double t, uint32_t j)
 }
 
 #define TOPK_THREADS 512
+#define FULLMASK 0xffffffffu
+
+/* A warp's sorted best k (k <= 32) in registers: lane l holds entry l
+ * (best first).  The lanes whose candidate beats the warp's k-th are
+ * inserted one by one (a ballot for the position, a shuffle for the
+ * shift), so a column costs about k log(n / k) insertions per warp. */
+typedef struct {
+    double s, v;       /* this lane's entry */
+    uint32_t i;
+    int has;
+    double ws;         /* warp-uniform: the k-th entry, when full */
+    uint32_t wi;
+    int full;
+} warp_list;
+
+__device__ static void warp_offer(warp_list *L, int k, int take, double s, double v,
+                                  uint32_t i)
+{
+    int lane = threadIdx.x % 32;
+    take = take && (!L->full || better(s, i, L->ws, L->wi));
+    unsigned m = __ballot_sync(FULLMASK, take);
+    while (m) {
+        int src = __ffs(m) - 1;
+        m &= m - 1;
+        double cs = __shfl_sync(FULLMASK, s, src), cv = __shfl_sync(FULLMASK, v, src);
+        uint32_t ci = __shfl_sync(FULLMASK, i, src);
+        if (L->full && !better(cs, ci, L->ws, L->wi)) continue;   /* warp-uniform */
+        int pos = __popc(__ballot_sync(FULLMASK, lane < k && L->has && better(L->s, L->i, cs, ci)));
+        double us = __shfl_up_sync(FULLMASK, L->s, 1), uv = __shfl_up_sync(FULLMASK, L->v, 1);
+        uint32_t ui = __shfl_up_sync(FULLMASK, L->i, 1);
+        int uh = __shfl_up_sync(FULLMASK, L->has, 1);
+        if (lane > pos && lane < k) { L->s = us; L->v = uv; L->i = ui; L->has = uh; }
+        if (lane == pos) { L->s = cs; L->v = cv; L->i = ci; L->has = 1; }
+        L->full = __shfl_sync(FULLMASK, L->has, k - 1);
+        L->ws = __shfl_sync(FULLMASK, L->s, k - 1);
+        L->wi = __shfl_sync(FULLMASK, L->i, k - 1);
+    }
+}
 
 template <typename T>
 __global__ static void __launch_bounds__(TOPK_THREADS)
 sel_topk(const T *val, size_t ld, size_t i0, size_t ni, size_t j0, int epi,
          double scale, int skind, int has_thr, double thr, int k, gc_pair *out)
 {
+    __shared__ double sh_s[TOPK_THREADS], sh_v[TOPK_THREADS];
+    __shared__ uint32_t sh_i[TOPK_THREADS];
+    __shared__ int sh_h[TOPK_THREADS];
     size_t b = blockIdx.x, j = j0 + b;
-    double ls[SEL_DEVICE_TOPK], lv[SEL_DEVICE_TOPK];
-    uint32_t li[SEL_DEVICE_TOPK];
-    int n = 0;
-    for (size_t a = threadIdx.x; a < ni; a += blockDim.x) {
-        size_t i = i0 + a;
-        if (i == j) continue;
-        double v;
-        if (!tile_value(val, a, b, ld, epi, scale, &v)) continue;
-        double s = sel_strength(skind, v);
-        if (has_thr && !(s >= thr)) continue;
-        if (n == k && !better(s, (uint32_t) i, ls[k - 1], li[k - 1])) continue;
-        int pos = n < k ? n++ : k - 1;
-        while (pos > 0 && better(s, (uint32_t) i, ls[pos - 1], li[pos - 1])) {
-            ls[pos] = ls[pos - 1]; lv[pos] = lv[pos - 1]; li[pos] = li[pos - 1];
-            pos--;
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nw = blockDim.x / 32;
+    warp_list L = {0, 0, 0, 0, 0, 0, 0};
+    for (size_t base = (size_t) warp * 32; base < ni; base += (size_t) nw * 32) {
+        size_t a = base + lane, i = i0 + a;
+        double v = 0, s = 0;
+        int ok = a < ni && i != j && tile_value(val, a, b, ld, epi, scale, &v);
+        if (ok) {
+            s = sel_strength(skind, v);
+            ok = !has_thr || s >= thr;
         }
-        ls[pos] = s; lv[pos] = v; li[pos] = (uint32_t) i;
+        warp_offer(&L, k, ok, s, v, (uint32_t) i);
     }
-    /* k rounds of a block-wide arg-max over the threads' heads */
-    __shared__ double ws[TOPK_THREADS / 32];
-    __shared__ uint32_t wi[TOPK_THREADS / 32];
-    __shared__ int wt[TOPK_THREADS / 32];
-    __shared__ int winner;
-    int head = 0, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    for (int r = 0; r < k; r++) {
-        int has = head < n;
-        double s = has ? ls[head] : 0;
-        uint32_t i = has ? li[head] : UINT32_MAX;
-        int tid = has ? (int) threadIdx.x : -1;
-        for (int off = 16; off > 0; off >>= 1) {
-            double s2 = __shfl_down_sync(0xffffffffu, s, off);
-            uint32_t i2 = __shfl_down_sync(0xffffffffu, i, off);
-            int t2 = __shfl_down_sync(0xffffffffu, tid, off);
-            if (t2 >= 0 && (tid < 0 || better(s2, i2, s, i))) { s = s2; i = i2; tid = t2; }
-        }
-        if (lane == 0) { ws[warp] = s; wi[warp] = i; wt[warp] = tid; }
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            int best = -1;
-            for (int w = 0; w < TOPK_THREADS / 32; w++)
-                if (wt[w] >= 0 && (best < 0 || better(ws[w], wi[w], ws[best], wi[best])))
-                    best = w;
-            gc_pair rec;
-            rec.j = (uint32_t) j;
-            if (best >= 0) {
-                winner = wt[best];
-                rec.i = wi[best];
-            } else {
-                winner = -1;
-                rec.i = UINT32_MAX;
-            }
-            rec.v = 0;
-            out[b * k + r] = rec;
-        }
-        __syncthreads();
-        if ((int) threadIdx.x == winner) {
-            out[b * k + r].v = lv[head];
-            head++;
-        }
-        __syncthreads();
+    /* the warps' lists, then warp 0 takes the best k of them */
+    sh_s[threadIdx.x] = L.s; sh_v[threadIdx.x] = L.v;
+    sh_i[threadIdx.x] = L.i; sh_h[threadIdx.x] = L.has && lane < k;
+    __syncthreads();
+    if (warp != 0) return;
+    warp_list M = {0, 0, 0, 0, 0, 0, 0};
+    for (int e = lane; e < (int) blockDim.x; e += 32)
+        warp_offer(&M, k, sh_h[e], sh_s[e], sh_v[e], sh_i[e]);
+    if (lane < k) {
+        gc_pair rec;
+        rec.v = M.has ? M.v : 0;
+        rec.i = M.has ? M.i : UINT32_MAX;
+        rec.j = (uint32_t) j;
+        out[b * k + lane] = rec;
     }
 }
 
