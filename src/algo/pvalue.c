@@ -14,8 +14,10 @@ double gc_p_pearson(double r, double n)
     if (isnan(r) || n < 3) return NAN;
     double df = n - 2;
     double t = sqrt(df) * r / sqrt(1 - r * r);
-    double lo = pt(t, df, 1, 0), hi = pt(t, df, 0, 0);
-    return 2 * (lo < hi ? lo : hi);
+    /* cor.test's min(pt(t), pt(t, lower = FALSE)) is the tail beyond t:
+     * only that one is computed (the same value) */
+    if (isnan(t)) return t;
+    return 2 * pt(t, df, t < 0, 0);
 }
 
 /* pspearman() of cor.test without the exact branch */
@@ -47,8 +49,8 @@ double gc_p_kendall(double r, double n, const gc_ties *tx, const gc_ties *ty)
     double var_S = (v0 - tx->a2 - ty->a2) / 18 + v1 / (2 * n * (n - 1)) +
                    v2 / (9 * n * (n - 1) * (n - 2));
     double z = S / sqrt(var_S);
-    double lo = pnorm(z, 0, 1, 1, 0), hi = pnorm(z, 0, 1, 0, 0);
-    return 2 * (lo < hi ? lo : hi);
+    if (isnan(z)) return z;
+    return 2 * pnorm(z, 0, 1, z < 0, 0);
 }
 
 double gc_p_value(int method, double r, double n, const gc_ties *tx,
