@@ -58,9 +58,17 @@ __global__ static void sel_compact(const T *val, size_t ld, size_t i0, size_t ni
     }
 }
 
-/* Histogram of the keys under (prefix, bits): lanes of a warp that hit
- * the same bin add once (__match_any_sync), so that the few bins where
- * most correlations fall are not a queue of atomics. */
+/* Histogram of the keys under (prefix, bits).  At the first level the
+ * keys of correlations, |r| in [2^-255, 2), fall in a window of 4096 bins
+ * (the codes' top 16 bits are the sign, the exponent and 4 bits of the
+ * mantissa): each block counts those in shared memory and adds its nonzero
+ * bins at the end.  Other keys (refined levels, negative strengths) go to
+ * global memory, lanes of a warp that hit one bin adding once
+ * (__match_any_sync). */
+#define HIST_WINDOW 4096
+#define HIST_WLO (0xBFF0u + 16u - HIST_WINDOW)
+#define HIST_BLOCKS 1024
+
 template <typename T>
 __global__ static void sel_hist(const T *val, size_t ld, size_t i0, size_t ni,
                                 size_t j0, size_t nj, int symmetric, int epi,
@@ -69,7 +77,13 @@ __global__ static void sel_hist(const T *val, size_t ld, size_t i0, size_t ni,
                                 unsigned long long *hist)
 {
     const unsigned NONE = 0xffffffffu, ABOVE = 0xfffffffeu;
+    __shared__ unsigned sh[HIST_WINDOW];
+    __shared__ unsigned long long nvalid;
+    for (int e = threadIdx.x; e < HIST_WINDOW; e += blockDim.x) sh[e] = 0;
+    if (threadIdx.x == 0) nvalid = 0;
+    __syncthreads();
     size_t len = ni * nj;
+    unsigned long long myvalid = 0;
     for (size_t k = blockIdx.x * (size_t) blockDim.x + threadIdx.x; k < len;
          k += (size_t) gridDim.x * blockDim.x) {
         size_t a = k % ni, b = k / ni, i = i0 + a, j = j0 + b;
@@ -82,15 +96,22 @@ __global__ static void sel_hist(const T *val, size_t ld, size_t i0, size_t ni,
                 bin = (unsigned) ((c << bits) >> (64 - SEL_BIN_BITS));
             else if ((c >> (64 - bits)) > prefix) bin = ABOVE;
         }
+        if (bin != NONE) myvalid++;
+        if (bits == 0 && bin != NONE && bin - HIST_WLO < HIST_WINDOW) {
+            atomicAdd(&sh[bin - HIST_WLO], 1u);
+            bin = NONE;
+        }
         unsigned act = __activemask();
-        unsigned valid = __ballot_sync(act, bin != NONE);
-        int lane = threadIdx.x % 32;
-        if (lane == __ffs(act) - 1 && valid)
-            atomicAdd(&hist[SEL_NBINS + 1], (unsigned long long) __popc(valid));
         unsigned same = __match_any_sync(act, bin);
+        int lane = threadIdx.x % 32;
         if (bin != NONE && lane == __ffs(same) - 1)
             atomicAdd(&hist[bin == ABOVE ? SEL_NBINS : bin], (unsigned long long) __popc(same));
     }
+    atomicAdd(&nvalid, myvalid);
+    __syncthreads();
+    for (int e = threadIdx.x; e < HIST_WINDOW; e += blockDim.x)
+        if (sh[e]) atomicAdd(&hist[HIST_WLO + e], (unsigned long long) sh[e]);
+    if (threadIdx.x == 0 && nvalid) atomicAdd(&hist[SEL_NBINS + 1], nvalid);
 }
 
 /* (s, i) before (t, j): stronger, or as strong with the smaller index */
@@ -230,7 +251,7 @@ int gc_cuda_select(const gc_sink *sink, gc_tile *t, void *buf, const void **dst,
         unsigned long long *hist = (unsigned long long *) buf;
         CU(cudaMemsetAsync(hist, 0, (SEL_NBINS + 2) * sizeof *hist, st));
         size_t len = t->ni * t->nj, blocks = (len + 255) / 256;
-        if (blocks > 65536) blocks = 65536;
+        if (blocks > HIST_BLOCKS) blocks = HIST_BLOCKS;
         if (t->is_float)
             sel_hist<float><<<(unsigned) blocks, 256, 0, st>>>(
                 (const float *) t->val, t->ld, t->i0, t->ni, t->j0, t->nj, s->symmetric,
