@@ -46,3 +46,18 @@ for (m in head(big, 10)) {
 eig <- prcomp(t(expr[names(modules)[modules == big[1]], ]), scale. = TRUE)$x[, 1]
 cat(sprintf("largest module's first PC, mean in B-ALL %.2f vs T-ALL %.2f\n",
             mean(eig[substr(ALL$BT, 1, 1) == "B"]), mean(eig[substr(ALL$BT, 1, 1) == "T"])))
+
+# The same genes as a network, without the matrix: the pairs significant at
+# FDR 1% (exact Benjamini-Hochberg over all pairs), checked on one pair
+# against cor.test() and p.adjust()'s cut.
+t_edges <- system.time(e <- gpu_cor_edges(t(expr), method = "spearman", fdr = 0.01))[["elapsed"]]
+k <- which.max(e$p.value)
+ct <- suppressWarnings(cor.test(expr[e$row[k], ], expr[e$col[k], ], method = "spearman",
+                                exact = FALSE))$p.value
+stopifnot(abs(ct / e$p.value[k] - 1) < 1e-8)
+cat(sprintf("Spearman network at FDR 1%%: %s of %s pairs in %.2f s; largest kept p %.2e (cor.test %.2e)\n",
+            format(nrow(e), big.mark = ","), format(length(d), big.mark = ","), t_edges,
+            e$p.value[k], ct))
+deg <- sort(table(c(e$row_name, e$col_name)), decreasing = TRUE)
+cat(sprintf("  most connected probe sets: %s\n",
+            paste(sprintf("%s (%d)", names(deg)[1:3], as.integer(deg[1:3])), collapse = ", ")))
