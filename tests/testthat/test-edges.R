@@ -129,6 +129,28 @@ test_that("with y: pairs (column of x, column of y), top-k on both sides", {
   }
 })
 
+test_that("the other use modes: all.obs and na.or.complete", {
+  info <- new_seed()
+  x <- rmat(31, 15)
+  xna <- x
+  xna[sample.int(length(x), 8)] <- NA
+  for (method in c("pearson", "spearman", "kendall")) {
+    for (b in backends()) {
+      d <- all_pairs(x, NULL, method, "all.obs", b)
+      want <- edges_ref(d, TRUE, fdr = 0.5, top_k = 2)
+      got <- gpu_cor_edges(x, method = method, use = "all.obs", fdr = 0.5, top_k = 2, backend = b)
+      expect_edges(got, want, paste(method, "all.obs", b, info), p = TRUE, fdr = TRUE)
+      expect_error(gpu_cor_edges(xna, method = method, use = "all.obs", threshold = 0.1,
+                                 backend = b), "missing observations")
+      d <- all_pairs(xna, NULL, method, "na.or.complete", b)
+      want <- edges_ref(d, TRUE, threshold = 0.2)
+      got <- gpu_cor_edges(xna, method = method, use = "na.or.complete", threshold = 0.2,
+                           p_value = TRUE, backend = b)
+      expect_edges(got, want, paste(method, "na.or.complete", b, info), p = TRUE)
+    }
+  }
+})
+
 test_that("the FDR cut is exact when the histogram bins are refined", {
   info <- new_seed()
   x <- rmat(40, 60)
