@@ -106,10 +106,7 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
                 sprintf("gpu_dist(): the 'dist' of %d rows", nrow(x)),
                 paste("Cluster a subset of the rows, or compute the distances",
                       "between blocks of rows."))
-  cost <- if (m <= 6L) 1 else
-    .cpu_cost(c("pearson", "pearson", "spearman", "kendall", "pearson")[m - 6L], anyNA(x))
-  backend <- .resolve_backend(
-    backend, work = as.double(nrow(x)) * nrow(x) / 2 * ncol(x) * cost)
+  backend <- .dist_backend(backend, x, m)
 
   done <- FALSE
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
@@ -139,4 +136,13 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
   if (nonfinite) warning("treating non-finite values as NA")
   if (sd0) warning("the standard deviation is zero")
   d
+}
+
+# The backend for the pairs of rows of x under gpu_dist()'s metric m (the
+# index into .gpucor_dist_methods): the work is pairs x coordinates, each
+# weighted by what the metric costs the CPU engine.  Shared with gpu_knn().
+.dist_backend <- function(backend, x, m) {
+  cost <- if (m <= 6L) 1 else
+    .cpu_cost(c("pearson", "pearson", "spearman", "kendall", "pearson")[m - 6L], anyNA(x))
+  .resolve_backend(backend, work = as.double(nrow(x)) * nrow(x) / 2 * ncol(x) * cost)
 }

@@ -221,10 +221,7 @@ gpu_knn <- function(x, k, method = c("euclidean", "manhattan", "maximum", "canbe
   if (k > nrow(x) - 1) stop(sprintf("'k' must be at most nrow(x) - 1 = %d", nrow(x) - 1L))
   .memory_guard(8 * 2 * as.double(nrow(x)) * (ncol(x) + 4 + 2 * k),
                 "gpu_knn(): the engine's copy of the input and the neighbours", "")
-  cost <- if (m <= 6L) 1 else
-    .cpu_cost(c("pearson", "pearson", "spearman", "kendall", "pearson")[m - 6L], anyNA(x))
-  backend <- .resolve_backend(
-    backend, work = as.double(nrow(x)) * nrow(x) / 2 * ncol(x) * cost)
+  backend <- .dist_backend(backend, x, m)
   done <- FALSE
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
   t0 <- proc.time()[["elapsed"]]

@@ -196,7 +196,6 @@ void gc_select_commit(const gc_sink *sink, const gc_tile *t, int nthreads)
         for (size_t k = 0; k < t->nrec; k++)
             if (push(s, 0, r[k].v, r[k].i, r[k].j))
                 __atomic_store_n(&s->failed, 1, __ATOMIC_RELAXED);
-        s->valid[0] += t->nrec;
         return;
     }
     if (t->rec == TILE_HIST) {
