@@ -121,7 +121,12 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
                    proc.time()[["elapsed"]] - t0, devices)
   if (isTRUE(attr(r, "sd0"))) warning("the standard deviation is zero")
   out <- .edges_result(r, inp$cx, inp$cy, is.null(y), ncol(x), q, format)
-  if (.opt("gpucor.profile")) attr(out, "timing") <- attr(r, "timing")
+  if (.opt("gpucor.profile")) {
+    attr(out, "timing") <- attr(r, "timing")
+    attr(out, "stages") <- stats::setNames(
+      attr(r, "stages"), c("cut", "collect", "gather", "p.value", "decide", "result",
+                           "hist_passes", "candidates"))
+  }
   out
 }
 

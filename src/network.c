@@ -226,6 +226,11 @@ SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
         SET_VECTOR_ELT(ans, 5, r_a);
         memcpy(REAL(r_a), eo.adj, (size_t) ne * sizeof(double));
     }
+    if (o.profile) {
+        SEXP st = PROTECT(allocVector(REALSXP, 8)); nprot++;
+        memcpy(REAL(st), eo.stage, sizeof eo.stage);
+        setAttrib(ans, install("stages"), st);
+    }
     gc_edges_free(&eo);
     if (rc.sd0) setAttrib(ans, install("sd0"), ScalarLogical(TRUE));
     if (rc.used) gpucor_set_threads(ans, &o, rc.used);

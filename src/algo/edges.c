@@ -18,7 +18,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "edges.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
 
 typedef struct {
     double v, s, p, adj;   /* value, strength, p-value, BH-adjusted */
@@ -65,9 +73,11 @@ static int by_strength(const void *a, const void *b)
     return by_pos(a, b);
 }
 
-/* ---- sorting the candidates: an LSD radix sort on 64-bit keys, stable
- * (so a sort by position first breaks the next sort's ties by position);
- * qsort for few ---- */
+/* ---- sorting the candidates on 64-bit keys, stable (so that a sort by
+ * position first breaks the next sort's ties by position): the top 12
+ * bits that vary split the keys into buckets (counted and scattered by
+ * nthreads threads, each over its own share, in order), then the buckets
+ * are sorted on the remaining bits in parallel; qsort for few ---- */
 enum { KEY_POS = 0, KEY_P_ASC = 1, KEY_S_DESC = 2 };
 
 static uint64_t cand_key(const cand *c, int kind)
@@ -79,36 +89,106 @@ static uint64_t cand_key(const cand *c, int kind)
 
 typedef struct { uint64_t k; size_t i; } kv;
 
-static int sort_cands(cand *a, size_t n, int kind)
+/* Sort y[0 .. m) on the low 'bits' bits of the keys (the others equal),
+ * stably, with tmp[0 .. m) as scratch: insertion for few, else an LSD
+ * radix sort on bytes (constant bytes skipped). */
+static void sort_bucket(kv *y, kv *tmp, size_t m, int bits)
+{
+    if (m <= 48) {
+        for (size_t i = 1; i < m; i++) {
+            kv e = y[i];
+            size_t j = i;
+            while (j > 0 && y[j - 1].k > e.k) { y[j] = y[j - 1]; j--; }
+            y[j] = e;
+        }
+        return;
+    }
+    uint64_t all_and = ~(uint64_t) 0, all_or = 0;
+    for (size_t i = 0; i < m; i++) { all_and &= y[i].k; all_or |= y[i].k; }
+    kv *src = y, *dst = tmp;
+    for (int d = 0; d < bits; d += 8) {
+        if ((((all_and ^ all_or) >> d) & 0xff) == 0) continue;
+        size_t cnt[256] = {0};
+        for (size_t i = 0; i < m; i++) cnt[(src[i].k >> d) & 0xff]++;
+        size_t sum = 0;
+        for (int b = 0; b < 256; b++) { size_t c = cnt[b]; cnt[b] = sum; sum += c; }
+        for (size_t i = 0; i < m; i++) dst[cnt[(src[i].k >> d) & 0xff]++] = src[i];
+        kv *t = src; src = dst; dst = t;
+    }
+    if (src != y) memcpy(y, src, m * sizeof *y);
+}
+
+#define SORT_BITS 12
+
+static int sort_cands(cand *a, size_t n, int kind, int nthreads)
 {
     if (n < 2048) {
         qsort(a, n, sizeof *a, kind == KEY_POS ? by_pos : kind == KEY_P_ASC ? by_p : by_strength);
         return 0;
     }
+    if (nthreads < 1) nthreads = 1;
+    const size_t nb = (size_t) 1 << SORT_BITS;
     kv *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
-    size_t *cnt = malloc(65536 * sizeof *cnt);
+    size_t *cnt = malloc((size_t) nthreads * nb * sizeof *cnt);
+    size_t *start = malloc((nb + 1) * sizeof *start);
     cand *tmp = malloc(n * sizeof *tmp);
-    if (!x || !y || !cnt || !tmp) { free(x); free(y); free(cnt); free(tmp); return 1; }
+    int status = !x || !y || !cnt || !start || !tmp;
+    if (status) goto done;
     uint64_t all_and = ~(uint64_t) 0, all_or = 0;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthreads) reduction(&:all_and) reduction(|:all_or)
+#endif
     for (size_t i = 0; i < n; i++) {
         x[i].k = cand_key(&a[i], kind);
         x[i].i = i;
         all_and &= x[i].k;
         all_or |= x[i].k;
     }
-    for (int d = 0; d < 64; d += 16) {
-        if ((((all_and ^ all_or) >> d) & 0xffff) == 0) continue;   /* digit constant */
-        memset(cnt, 0, 65536 * sizeof *cnt);
-        for (size_t i = 0; i < n; i++) cnt[(x[i].k >> d) & 0xffff]++;
-        size_t sum = 0;
-        for (size_t b = 0; b < 65536; b++) { size_t c = cnt[b]; cnt[b] = sum; sum += c; }
-        for (size_t i = 0; i < n; i++) y[cnt[(x[i].k >> d) & 0xffff]++] = x[i];
-        kv *t = x; x = y; y = t;
+    uint64_t vary = all_and ^ all_or;
+    int top = vary ? 64 - __builtin_clzll(vary) : 0;
+    int shift = top > SORT_BITS ? top - SORT_BITS : 0;
+#define BUCKET(key) ((size_t) (((key) >> shift) & (nb - 1)))
+    memset(cnt, 0, (size_t) nthreads * nb * sizeof *cnt);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthreads) schedule(static, 1)
+#endif
+    for (int c = 0; c < nthreads; c++) {
+        size_t *h = cnt + (size_t) c * nb;
+        for (size_t i = n * c / nthreads; i < n * (c + 1) / nthreads; i++) h[BUCKET(x[i].k)]++;
     }
-    for (size_t i = 0; i < n; i++) tmp[i] = a[x[i].i];
+    size_t sum = 0;
+    for (size_t b = 0; b < nb; b++) {
+        start[b] = sum;
+        for (int c = 0; c < nthreads; c++) {
+            size_t v = cnt[(size_t) c * nb + b];
+            cnt[(size_t) c * nb + b] = sum;
+            sum += v;
+        }
+    }
+    start[nb] = n;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthreads) schedule(static, 1)
+#endif
+    for (int c = 0; c < nthreads; c++) {
+        size_t *h = cnt + (size_t) c * nb;
+        for (size_t i = n * c / nthreads; i < n * (c + 1) / nthreads; i++)
+            y[h[BUCKET(x[i].k)]++] = x[i];
+    }
+#undef BUCKET
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthreads) schedule(dynamic, 8)
+#endif
+    for (size_t b = 0; b < nb; b++)
+        if (start[b + 1] - start[b] > 1)
+            sort_bucket(y + start[b], x + start[b], start[b + 1] - start[b], shift);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthreads)
+#endif
+    for (size_t i = 0; i < n; i++) tmp[i] = a[y[i].i];
     memcpy(a, tmp, n * sizeof *a);
-    free(x); free(y); free(cnt); free(tmp);
-    return 0;
+done:
+    free(x); free(y); free(cnt); free(start); free(tmp);
+    return status;
 }
 
 /* one end of a pair, for each variable's top k */
@@ -185,6 +265,9 @@ int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
     uint64_t bin_limit = GC_EDGES_BIN_LIMIT;
     const char *env = getenv("GPUCOR_TEST_BIN_LIMIT");
     if (env && *env) bin_limit = (uint64_t) strtoull(env, NULL, 10);
+    int nt = job->nslots > 0 ? job->nslots : 1;
+    double t0 = now(), t1;
+#define STAGE(k) (t1 = now(), out->stage[k] += t1 - t0, t0 = t1)
 
     if (gc_select_alloc(&s, job->nslots, cut) || (cut && !(h = malloc(SEL_NBINS * sizeof *h)))) {
         status = GPUCOR_ERR_ALLOC;
@@ -214,6 +297,7 @@ int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
             s.prefix = prefix;
             s.prefix_bits = bits;
             PASS();
+            out->stage[6] += 1;
             gc_select_sum(&s, h, &above, &valid);
             if (first) M = (double) valid;
             first = 0;
@@ -256,6 +340,7 @@ int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
         }
     }
 
+    STAGE(0);
     /* ---- 2. the candidates ---- */
     if (!none) {
         if (cut) {
@@ -269,6 +354,7 @@ int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
             s.lower = sel_code(job->thr);
         }
         PASS();
+        STAGE(1);
         if (heaps) {
             for (size_t var = 0; var < s.nvar; var++) {
                 const gc_hent *e;
@@ -281,37 +367,58 @@ int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
                 }
             }
             /* a pair kept by both its variables once */
-            if (sort_cands(cv.c, cv.n, KEY_POS)) goto oom;
+            if (sort_cands(cv.c, cv.n, KEY_POS, nt)) goto oom;
             size_t w = 0;
             for (size_t a = 0; a < cv.n; a++)
                 if (w == 0 || by_pos(&cv.c[w - 1], &cv.c[a]) != 0) cv.c[w++] = cv.c[a];
             cv.n = w;
         } else {
+            size_t total = 0;
+            for (int sl = 0; sl < s.nslots; sl++) total += s.cand[sl].len;
+            if (total > cv.cap) {
+                cand *nc = realloc(cv.c, total * sizeof *nc);
+                if (!nc) goto oom;
+                cv.c = nc;
+                cv.cap = total;
+            }
+            cv.n = total;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#endif
             for (int sl = 0; sl < s.nslots; sl++) {
                 const struct gc_pairvec *pv = &s.cand[sl];
+                size_t at = 0;
+                for (int o = 0; o < sl; o++) at += s.cand[o].len;
                 for (size_t a = 0; a < pv->len; a++) {
-                    uint32_t r = pv->v[a].i, c = pv->v[a].j;
-                    if (job->symmetric) { uint32_t t = r; r = c; c = t; }
-                    if (cv_push(&cv, pv->v[a].v, sel_strength(job->strength, pv->v[a].v), r, c))
-                        goto oom;
+                    cand *e = &cv.c[at + a];
+                    e->row = pv->v[a].i;
+                    e->col = pv->v[a].j;
+                    if (job->symmetric) { e->row = pv->v[a].j; e->col = pv->v[a].i; }
+                    e->v = pv->v[a].v;
+                    e->s = sel_strength(job->strength, pv->v[a].v);
+                    e->p = e->adj = NAN;
                 }
+            }
+            for (int sl = 0; sl < s.nslots; sl++) {
                 free(s.cand[sl].v);
                 s.cand[sl].v = NULL;
                 s.cand[sl].len = s.cand[sl].cap = 0;
             }
         }
     }
-
+    out->stage[7] = (double) cv.n;
+    STAGE(2);
     /* ---- 3. the exact decisions ---- */
     if (job->fdr > 0 || job->want_p) {
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(job->nslots > 0 ? job->nslots : 1) schedule(dynamic, 4096)
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 4096)
 #endif
         for (size_t a = 0; a < cv.n; a++) cv.c[a].p = pair_p(job, &cv.c[a]);
     }
+    STAGE(3);
     size_t n = cv.n;
     if (job->fdr > 0 && n) {
-        if (sort_cands(cv.c, n, KEY_P_ASC)) goto oom;
+        if (sort_cands(cv.c, n, KEY_P_ASC, nt)) goto oom;
         size_t K = 0;
         for (size_t k = 1; k <= n; k++)
             if (M / (double) k * cv.c[k - 1].p <= job->fdr) K = k;
@@ -333,7 +440,7 @@ int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
     }
     /* the density: the D strongest (ties: by position) */
     if (job->density > 0 && (double) n > D) {
-        if (sort_cands(cv.c, n, KEY_POS) || sort_cands(cv.c, n, KEY_S_DESC)) goto oom;
+        if (sort_cands(cv.c, n, KEY_POS, nt) || sort_cands(cv.c, n, KEY_S_DESC, nt)) goto oom;
         n = (size_t) D;
     }
     /* each variable's k strongest partners among what is left */
@@ -358,8 +465,9 @@ int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
         n = w;
     }
     /* (the heaps' pairs are in position order already) */
-    if (!heaps && sort_cands(cv.c, n, KEY_POS)) goto oom;
+    if (!heaps && sort_cands(cv.c, n, KEY_POS, nt)) goto oom;
 
+    STAGE(4);
     /* ---- the result ---- */
     out->n = n;
     size_t nn = n ? n : 1;
@@ -380,6 +488,7 @@ int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
         if (out->p) out->p[a] = cv.c[a].p;
         if (out->adj) out->adj[a] = cv.c[a].adj;
     }
+    STAGE(5);
     goto cleanup;
 oom:
     status = GPUCOR_ERR_ALLOC;
@@ -392,6 +501,7 @@ cleanup:
     gc_select_free(&s);
     return status;
 #undef PASS
+#undef STAGE
 }
 
 void gc_edges_free(gc_edges_out *out)

@@ -50,6 +50,11 @@ typedef struct {
     size_t n;
     uint32_t *row, *col;
     double *val, *p, *adj;
+    /* where the time went (seconds; option gpucor.profile): the cut's
+     * histogram passes, the collecting pass, gathering the candidates,
+     * their p-values, the exact decisions, the result; then the number of
+     * histogram passes and of candidates */
+    double stage[8];
 } gc_edges_out;
 
 int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
