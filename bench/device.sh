@@ -47,7 +47,7 @@ edges)
   # issue 10's table (bench/edges.R); EDGES_CASES: a subset
   Rscript bench/edges.R ${EDGES_CASES:-} 2>&1 | tee "$OUT/edges.log" ;;
 profile-edges)
-  Rscript bench/profile_edges.R 2>&1 | tee "$OUT/profile-edges.log" ;;
+  Rscript bench/profile_edges.R ${PROFILE_PARTS:-} 2>&1 | tee "$OUT/profile-edges.log" ;;
 edges-tests)
   Rscript -e 'r <- as.data.frame(testthat::test_file("tests/testthat/test-edges.R", package = "gpucor",
     load_package = "installed", reporter = "summary")); cat(sprintf("edges tests: %d passed, %d failed, %d skipped\n",
