@@ -137,10 +137,14 @@ SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
     rc.host = &host;
 
     int pairwise_na = 0;
-    if (u == USE_PAIRWISE)
-        for (size_t k = 0; k < n * p && !pairwise_na; k++) pairwise_na = isnan(REAL(x)[k]);
-    if (u == USE_PAIRWISE && !isNull(y))
-        for (size_t k = 0; k < n * q && !pairwise_na; k++) pairwise_na = isnan(REAL(y)[k]);
+    if (u == USE_PAIRWISE) {
+        const double *px = REAL(x);
+        for (size_t k = 0; k < n * p && !pairwise_na; k++) pairwise_na = isnan(px[k]);
+    }
+    if (u == USE_PAIRWISE && !isNull(y)) {
+        const double *py = REAL(y);
+        for (size_t k = 0; k < n * q && !pairwise_na; k++) pairwise_na = isnan(py[k]);
+    }
     pv_ctx pc;
     memset(&pc, 0, sizeof pc);
     pc.method = m;
@@ -205,10 +209,16 @@ SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
     SET_VECTOR_ELT(ans, 1, r_col);
     SEXP r_val = allocVector(REALSXP, ne);
     SET_VECTOR_ELT(ans, 2, r_val);
+    int *prow = INTEGER(r_row), *pcol = INTEGER(r_col);
+    double *pval = REAL(r_val);
+    int nth = o.nthreads > 0 ? o.nthreads : 1;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nth) schedule(static) if (ne > 65536)
+#endif
     for (R_xlen_t k = 0; k < ne; k++) {
-        INTEGER(r_row)[k] = (int) eo.row[k] + 1;
-        INTEGER(r_col)[k] = (int) eo.col[k] + 1;
-        REAL(r_val)[k] = eo.val[k];
+        prow[k] = (int) eo.row[k] + 1;
+        pcol[k] = (int) eo.col[k] + 1;
+        pval[k] = eo.val[k];
     }
     if (u == USE_PAIRWISE) {
         SEXP r_n = allocVector(INTSXP, ne);
@@ -219,7 +229,11 @@ SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
     if (eo.p) {
         SEXP r_p = allocVector(REALSXP, ne);
         SET_VECTOR_ELT(ans, 4, r_p);
-        for (R_xlen_t k = 0; k < ne; k++) REAL(r_p)[k] = ISNAN(eo.p[k]) ? NA_REAL : eo.p[k];
+        double *pp = REAL(r_p);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nth) schedule(static) if (ne > 65536)
+#endif
+        for (R_xlen_t k = 0; k < ne; k++) pp[k] = isnan(eo.p[k]) ? gpucor_na_real : eo.p[k];
     }
     if (eo.adj) {
         SEXP r_a = allocVector(REALSXP, ne);

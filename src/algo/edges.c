@@ -120,20 +120,61 @@ static void sort_bucket(kv *y, kv *tmp, size_t m, int bits)
 
 #define SORT_BITS 12
 
-static int sort_cands(cand *a, size_t n, int kind, int nthreads)
+/* big arrays: huge pages where the OS offers them (the first touch of
+ * fresh memory is most of the cost of these passes) */
+static void *big_alloc(size_t bytes)
 {
+    void *p = malloc(bytes ? bytes : 1);
+    if (p) gc_advise_huge(p, bytes);
+    return p;
+}
+
+/* the sorts' scratch, kept for the run */
+typedef struct {
+    kv *x, *y;
+    size_t cap;            /* of x and y */
+    cand *tmp;
+    size_t tcap;
+    size_t *cnt, *start;
+    int nthreads;
+} sorter;
+
+static void sorter_free(sorter *so)
+{
+    free(so->x); free(so->y); free(so->tmp); free(so->cnt); free(so->start);
+    memset(so, 0, sizeof *so);
+}
+
+/* Sort cv->c[0 .. n) (what follows is dropped). */
+static int sort_cands(sorter *so, candvec *cv, size_t n, int kind)
+{
+    cand *a = cv->c;
     if (n < 2048) {
         qsort(a, n, sizeof *a, kind == KEY_POS ? by_pos : kind == KEY_P_ASC ? by_p : by_strength);
         return 0;
     }
-    if (nthreads < 1) nthreads = 1;
+    int nthreads = so->nthreads;
     const size_t nb = (size_t) 1 << SORT_BITS;
-    kv *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
-    size_t *cnt = malloc((size_t) nthreads * nb * sizeof *cnt);
-    size_t *start = malloc((nb + 1) * sizeof *start);
-    cand *tmp = malloc(n * sizeof *tmp);
-    int status = !x || !y || !cnt || !start || !tmp;
-    if (status) goto done;
+    if (so->cap < n) {
+        free(so->x); free(so->y);
+        so->x = big_alloc(n * sizeof *so->x);
+        so->y = big_alloc(n * sizeof *so->y);
+        so->cap = so->x && so->y ? n : 0;
+        if (!so->cap) return 1;
+    }
+    if (so->tcap < n) {
+        free(so->tmp);
+        so->tmp = big_alloc(n * sizeof *so->tmp);
+        so->tcap = so->tmp ? n : 0;
+        if (!so->tcap) return 1;
+    }
+    if (!so->cnt) {
+        so->cnt = malloc((size_t) nthreads * nb * sizeof *so->cnt);
+        so->start = malloc((nb + 1) * sizeof *so->start);
+        if (!so->cnt || !so->start) return 1;
+    }
+    kv *x = so->x, *y = so->y;
+    size_t *cnt = so->cnt, *start = so->start;
     uint64_t all_and = ~(uint64_t) 0, all_or = 0;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nthreads) reduction(&:all_and) reduction(|:all_or)
@@ -181,14 +222,19 @@ static int sort_cands(cand *a, size_t n, int kind, int nthreads)
     for (size_t b = 0; b < nb; b++)
         if (start[b + 1] - start[b] > 1)
             sort_bucket(y + start[b], x + start[b], start[b + 1] - start[b], shift);
+    cand *t = so->tmp;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nthreads)
 #endif
-    for (size_t i = 0; i < n; i++) tmp[i] = a[y[i].i];
-    memcpy(a, tmp, n * sizeof *a);
-done:
-    free(x); free(y); free(cnt); free(start); free(tmp);
-    return status;
+    for (size_t i = 0; i < n; i++) t[i] = a[y[i].i];
+    /* the sorted copy becomes the candidates */
+    so->tmp = cv->c;
+    cv->c = t;
+    size_t c = so->tcap;
+    so->tcap = cv->cap;
+    cv->cap = c;
+    if (cv->n > n) cv->n = n;
+    return 0;
 }
 
 /* one end of a pair, for each variable's top k */
@@ -266,6 +312,9 @@ int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
     const char *env = getenv("GPUCOR_TEST_BIN_LIMIT");
     if (env && *env) bin_limit = (uint64_t) strtoull(env, NULL, 10);
     int nt = job->nslots > 0 ? job->nslots : 1;
+    sorter so;
+    memset(&so, 0, sizeof so);
+    so.nthreads = nt;
     double t0 = now(), t1;
 #define STAGE(k) (t1 = now(), out->stage[k] += t1 - t0, t0 = t1)
 
@@ -289,6 +338,7 @@ int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
     if (job->fdr > 0 && job->common_n && isnan(job->pabs(job->pctx, 0.5))) none = 1;
     double D = job->density > 0 ? nearbyint(job->density * mall) : 0;
     if (job->density > 0 && D < 1) none = 1;
+    uint64_t expect = 0;   /* the collecting pass's pairs, when a cut knows */
     if (cut && !none) {
         uint64_t prefix = 0, above, valid;
         int bits = 0, first = 1, top;
@@ -319,6 +369,7 @@ int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
                      * range (a bin refined because its bound allowed it) */
                     s.lower = bin_edge(prefix, bits, SEL_NBINS, &top);
                     if (bits == 0 || top) none = 1;
+                    expect = above;
                     break;
                 }
             } else {
@@ -328,7 +379,11 @@ int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
                     if ((double) (cum + h[k]) >= D) { b = k; break; }
                     cum += h[k];
                 }
-                if (b < 0) { s.lower = bits ? prefix << (64 - bits) : 0; break; }
+                if (b < 0) {
+                    s.lower = bits ? prefix << (64 - bits) : 0;
+                    expect = cum;
+                    break;
+                }
             }
             if (h[b] > bin_limit && bits + SEL_BIN_BITS < 64) {
                 prefix = (prefix << SEL_BIN_BITS) | (uint64_t) b;
@@ -336,6 +391,8 @@ int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
                 continue;
             }
             s.lower = bin_edge(prefix, bits, (size_t) b, &top);
+            expect = above;
+            for (size_t k = (size_t) b; k < SEL_NBINS; k++) expect += h[k];
             break;
         }
     }
@@ -345,6 +402,7 @@ int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
     if (!none) {
         if (cut) {
             s.mode = SEL_COLLECT;
+            if (gc_select_reserve(&s, (size_t) expect)) goto oom;
         } else if (heaps) {
             s.mode = SEL_HEAPS;
             s.has_thr = job->has_thr;
@@ -367,7 +425,7 @@ int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
                 }
             }
             /* a pair kept by both its variables once */
-            if (sort_cands(cv.c, cv.n, KEY_POS, nt)) goto oom;
+            if (sort_cands(&so, &cv, cv.n, KEY_POS)) goto oom;
             size_t w = 0;
             for (size_t a = 0; a < cv.n; a++)
                 if (w == 0 || by_pos(&cv.c[w - 1], &cv.c[a]) != 0) cv.c[w++] = cv.c[a];
@@ -375,31 +433,25 @@ int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
         } else {
             size_t total = 0;
             for (int sl = 0; sl < s.nslots; sl++) total += s.cand[sl].len;
-            if (total > cv.cap) {
-                cand *nc = realloc(cv.c, total * sizeof *nc);
-                if (!nc) goto oom;
-                cv.c = nc;
-                cv.cap = total;
-            }
-            cv.n = total;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
-#endif
+            if (!(cv.c = big_alloc(total * sizeof *cv.c))) goto oom;
+            cv.n = cv.cap = total;
+            size_t at = 0;
             for (int sl = 0; sl < s.nslots; sl++) {
-                const struct gc_pairvec *pv = &s.cand[sl];
-                size_t at = 0;
-                for (int o = 0; o < sl; o++) at += s.cand[o].len;
-                for (size_t a = 0; a < pv->len; a++) {
-                    cand *e = &cv.c[at + a];
-                    e->row = pv->v[a].i;
-                    e->col = pv->v[a].j;
-                    if (job->symmetric) { e->row = pv->v[a].j; e->col = pv->v[a].i; }
-                    e->v = pv->v[a].v;
-                    e->s = sel_strength(job->strength, pv->v[a].v);
+                const gc_pair *pv = s.cand[sl].v;
+                size_t len = s.cand[sl].len;
+                cand *base = cv.c + at;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static) if (len > 65536)
+#endif
+                for (size_t a = 0; a < len; a++) {
+                    cand *e = &base[a];
+                    e->row = job->symmetric ? pv[a].j : pv[a].i;
+                    e->col = job->symmetric ? pv[a].i : pv[a].j;
+                    e->v = pv[a].v;
+                    e->s = sel_strength(job->strength, pv[a].v);
                     e->p = e->adj = NAN;
                 }
-            }
-            for (int sl = 0; sl < s.nslots; sl++) {
+                at += len;
                 free(s.cand[sl].v);
                 s.cand[sl].v = NULL;
                 s.cand[sl].len = s.cand[sl].cap = 0;
@@ -418,7 +470,7 @@ int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
     STAGE(3);
     size_t n = cv.n;
     if (job->fdr > 0 && n) {
-        if (sort_cands(cv.c, n, KEY_P_ASC, nt)) goto oom;
+        if (sort_cands(&so, &cv, n, KEY_P_ASC)) goto oom;
         size_t K = 0;
         for (size_t k = 1; k <= n; k++)
             if (M / (double) k * cv.c[k - 1].p <= job->fdr) K = k;
@@ -440,7 +492,7 @@ int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
     }
     /* the density: the D strongest (ties: by position) */
     if (job->density > 0 && (double) n > D) {
-        if (sort_cands(cv.c, n, KEY_POS, nt) || sort_cands(cv.c, n, KEY_S_DESC, nt)) goto oom;
+        if (sort_cands(&so, &cv, n, KEY_POS) || sort_cands(&so, &cv, n, KEY_S_DESC)) goto oom;
         n = (size_t) D;
     }
     /* each variable's k strongest partners among what is left */
@@ -465,22 +517,25 @@ int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
         n = w;
     }
     /* (the heaps' pairs are in position order already) */
-    if (!heaps && sort_cands(cv.c, n, KEY_POS, nt)) goto oom;
+    if (!heaps && sort_cands(&so, &cv, n, KEY_POS)) goto oom;
 
     STAGE(4);
     /* ---- the result ---- */
     out->n = n;
     size_t nn = n ? n : 1;
-    out->row = malloc(nn * sizeof *out->row);
-    out->col = malloc(nn * sizeof *out->col);
-    out->val = malloc(nn * sizeof *out->val);
-    if (job->fdr > 0 || job->want_p) out->p = malloc(nn * sizeof *out->p);
-    if (job->fdr > 0) out->adj = malloc(nn * sizeof *out->adj);
+    out->row = big_alloc(nn * sizeof *out->row);
+    out->col = big_alloc(nn * sizeof *out->col);
+    out->val = big_alloc(nn * sizeof *out->val);
+    if (job->fdr > 0 || job->want_p) out->p = big_alloc(nn * sizeof *out->p);
+    if (job->fdr > 0) out->adj = big_alloc(nn * sizeof *out->adj);
     if (!out->row || !out->col || !out->val || ((job->fdr > 0 || job->want_p) && !out->p) ||
         (job->fdr > 0 && !out->adj)) {
         gc_edges_free(out);
         goto oom;
     }
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static) if (n > 65536)
+#endif
     for (size_t a = 0; a < n; a++) {
         out->row[a] = cv.c[a].row;
         out->col[a] = cv.c[a].col;
@@ -498,6 +553,7 @@ cleanup:
     free(mark);
     free(h);
     free(cv.c);
+    sorter_free(&so);
     gc_select_free(&s);
     return status;
 #undef PASS

@@ -108,6 +108,8 @@ GC_HOST_DEVICE static inline double sel_strength(int kind, double v)
 /* Memory for nslots threads (histograms only when hist, heaps when k > 0);
  * 0, or nonzero when out of memory. */
 int gc_select_alloc(gc_select *s, int nslots, int hist);
+/* Room for n collected pairs in advance (a hint: more still fit). */
+int gc_select_reserve(gc_select *s, size_t n);
 void gc_select_free(gc_select *s);
 /* Empties histograms, counts and candidates before a pass (heaps too). */
 void gc_select_reset(gc_select *s);

@@ -73,6 +73,23 @@ void gc_select_sum(const gc_select *s, uint64_t *hist, uint64_t *above,
     }
 }
 
+/* room for n records in slot 0 (where the device's records land) */
+static int grow(struct gc_pairvec *c, size_t n)
+{
+    if (n <= c->cap) return 0;
+    gc_pair *nv = realloc(c->v, n * sizeof *nv);
+    if (!nv) return 1;
+    gc_advise_huge(nv, n * sizeof *nv);
+    c->v = nv;
+    c->cap = n;
+    return 0;
+}
+
+int gc_select_reserve(gc_select *s, size_t n)
+{
+    return grow(&s->cand[0], n);
+}
+
 static int push(gc_select *s, int slot, double v, size_t i, size_t j)
 {
     struct gc_pairvec *c = &s->cand[slot];
@@ -193,9 +210,14 @@ void gc_select_commit(const gc_sink *sink, const gc_tile *t, int nthreads)
     gc_select *s = sink->sel;
     const gc_pair *r = (const gc_pair *) t->val;
     if (t->rec == TILE_PAIRS) {
-        for (size_t k = 0; k < t->nrec; k++)
-            if (push(s, 0, r[k].v, r[k].i, r[k].j))
-                __atomic_store_n(&s->failed, 1, __ATOMIC_RELAXED);
+        struct gc_pairvec *c = &s->cand[0];
+        size_t need = c->len + t->nrec;
+        if (need > c->cap && grow(c, need > 2 * c->cap ? need : 2 * c->cap)) {
+            __atomic_store_n(&s->failed, 1, __ATOMIC_RELAXED);
+            return;
+        }
+        memcpy(c->v + c->len, r, t->nrec * sizeof *r);
+        c->len = need;
         return;
     }
     if (t->rec == TILE_HIST) {
