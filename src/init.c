@@ -13,6 +13,8 @@ SEXP gpucor_sparse_cor(SEXP colptr, SEXP rowind, SEXP val, SEXP nrow, SEXP spear
 SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts);
 SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
                   SEXP crit);
+SEXP gpucor_apsp(SEXP w, SEXP size, SEXP weights, SEXP threshold, SEXP directed,
+                 SEXP what, SEXP opts);
 SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts);
 SEXP gpucor_gpu_info(void);
 SEXP gpucor_max_threads(void);
@@ -48,6 +50,7 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_dist, 4),
     CALLDEF(gpucor_edges, 7),
     CALLDEF(gpucor_knn, 6),
+    CALLDEF(gpucor_apsp, 7),
     CALLDEF(gpucor_gpu_info, 0),
     CALLDEF(gpucor_max_threads, 0),
     CALLDEF(gpucor_gpu_release, 0),
