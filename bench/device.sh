@@ -46,27 +46,35 @@ big)
 edges)
   # issue 10's table (bench/edges.R); EDGES_CASES: a subset
   Rscript bench/edges.R ${EDGES_CASES:-} 2>&1 | tee "$OUT/edges.log" ;;
+paths)
+  # issue 12's table (bench/paths.R); PATHS_CASES: a subset
+  Rscript bench/paths.R ${PATHS_CASES:-} 2>&1 | tee "$OUT/paths.log" ;;
+paths-tests)
+  Rscript -e 'r <- as.data.frame(testthat::test_file("tests/testthat/test-paths.R", package = "gpucor",
+    load_package = "installed", reporter = "summary")); cat(sprintf("paths tests: %d passed, %d failed, %d skipped\n",
+    sum(r$passed), sum(r$failed), sum(r$skipped)))' 2>&1 | tee "$OUT/paths-tests.log" | tail -30 ;;
 profile-edges)
   Rscript bench/profile_edges.R ${PROFILE_PARTS:-} 2>&1 | tee "$OUT/profile-edges.log" ;;
 edges-tests)
   Rscript -e 'r <- as.data.frame(testthat::test_file("tests/testthat/test-edges.R", package = "gpucor",
     load_package = "installed", reporter = "summary")); cat(sprintf("edges tests: %d passed, %d failed, %d skipped\n",
     sum(r$passed), sum(r$failed), sum(r$skipped)))' 2>&1 | tee "$OUT/edges-tests.log" | tail -30 ;;
-sanitize-edges)
-  # memcheck with leak check, then racecheck, over the edges tests only
-  cat > /tmp/san-e.R <<'R'
+sanitize-edges|sanitize-paths)
+  # memcheck with leak check, then racecheck, over one test file
+  t=${w#sanitize-}
+  cat > /tmp/san-$t.R <<R
 library(testthat); library(gpucor)
 source("tests/testthat/helper-gpucor.R")
-test_file("tests/testthat/test-edges.R", package = "gpucor", load_package = "installed")
+test_file("tests/testthat/test-$t.R", package = "gpucor", load_package = "installed")
 quit(save = "no")
 R
   /usr/local/cuda/bin/compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
-    --log-file "$OUT/sanitizer-edges.log" Rscript /tmp/san-e.R > "$OUT/sanitize-edges-run.log" 2>&1
-  echo "compute-sanitizer memcheck (edges) exit: $?"; tail -3 "$OUT/sanitizer-edges.log"
-  grep -E "FAIL|PASS" "$OUT/sanitize-edges-run.log" | tail -2
+    --log-file "$OUT/sanitizer-$t.log" Rscript /tmp/san-$t.R > "$OUT/sanitize-$t-run.log" 2>&1
+  echo "compute-sanitizer memcheck ($t) exit: $?"; tail -3 "$OUT/sanitizer-$t.log"
+  grep -E "FAIL|PASS" "$OUT/sanitize-$t-run.log" | tail -2
   /usr/local/cuda/bin/compute-sanitizer --tool racecheck --error-exitcode 9 \
-    --log-file "$OUT/racecheck-edges.log" Rscript /tmp/san-e.R > "$OUT/racecheck-edges-run.log" 2>&1
-  echo "compute-sanitizer racecheck (edges) exit: $?"; tail -3 "$OUT/racecheck-edges.log" ;;
+    --log-file "$OUT/racecheck-$t.log" Rscript /tmp/san-$t.R > "$OUT/racecheck-$t-run.log" 2>&1
+  echo "compute-sanitizer racecheck ($t) exit: $?"; tail -3 "$OUT/racecheck-$t.log" ;;
 sanitize)
   # The script ends with quit() and releases nothing itself: the exit
   # finalizer must free the cached context (stream, cuBLAS handle, pinned
@@ -75,7 +83,8 @@ sanitize)
 library(testthat); library(gpucor)
 source("tests/testthat/helper-gpucor.R"); source("tests/testthat/helper-dist.R")
 for (f in c("tests/testthat/test-gpu.R", "tests/testthat/test-gpu-na.R",
-            "tests/testthat/test-reproducers.R", "tests/testthat/test-edges.R"))
+            "tests/testthat/test-reproducers.R", "tests/testthat/test-edges.R",
+            "tests/testthat/test-paths.R"))
   test_file(f, package = "gpucor", load_package = "installed")
 quit(save = "no")
 R
