@@ -45,6 +45,7 @@ SEXP gpucor_apsp(SEXP w, SEXP size, SEXP weights, SEXP threshold, SEXP directed,
     job.src.has_thr = !ISNAN(thr);
     job.src.thr = thr;
     job.block = o.cpu_tile;
+    job.symmetric = is_dist || dir != TRUE;
     int bad = 0;
     job.bad = &bad;
 

@@ -103,35 +103,22 @@ int gc_apsp_asymmetric(const gc_apsp_src *s, size_t *bi, size_t *bj, int nthread
 /* D_IJ = min(D_IJ, D_IK (x) D_KJ) over rows [i0, i1), columns [j0, j1) and
  * pivots [k0, k1).  kouter: Floyd-Warshall's order (the pivot block itself);
  * otherwise column by column (every other block: the values only fall and
- * stay lengths of paths, and every term of the product is met). */
+ * stay lengths of paths, and every term of the product is met).  D_IK's
+ * column k is D's (A NULL) or A's column k - k0 (ld rows); bt: D_KJ is
+ * read transposed (D[j, k] for D[k, j]: an undirected graph's block below
+ * the diagonal, from its mirror). */
 static void relax(double *D, size_t ld, size_t i0, size_t i1, size_t j0, size_t j1,
-                  size_t k0, size_t k1, int kouter)
+                  size_t k0, size_t k1, int kouter, const double *A, int bt)
 {
     size_t m = i1 - i0;
-    if (kouter) {
-        for (size_t k = k0; k < k1; k++) {
-            const double *dk = D + k * ld + i0;
-            for (size_t j = j0; j < j1; j++) {
-                double *dj = D + j * ld + i0;
-                double s = D[k + j * ld];
-                if (s == INFINITY) continue;
-#ifdef _OPENMP
-#pragma omp simd
-#endif
-                for (size_t a = 0; a < m; a++) {
-                    double v = dk[a] + s;
-                    dj[a] = v < dj[a] ? v : dj[a];
-                }
-            }
-        }
-        return;
-    }
-    for (size_t j = j0; j < j1; j++) {
-        double *dj = D + j * ld + i0;
-        for (size_t k = k0; k < k1; k++) {
-            double s = D[k + j * ld];
+    size_t jn = kouter ? k1 - k0 : j1 - j0, kn = kouter ? j1 - j0 : k1 - k0;
+    for (size_t x = 0; x < jn; x++)
+        for (size_t y = 0; y < kn; y++) {
+            size_t j = kouter ? j0 + y : j0 + x, k = kouter ? k0 + x : k0 + y;
+            double s = bt ? D[j + k * ld] : D[k + j * ld];
             if (s == INFINITY) continue;
-            const double *dk = D + k * ld + i0;
+            double *dj = D + j * ld + i0;
+            const double *dk = (A ? A + (k - k0) * ld : D + k * ld) + i0;
 #ifdef _OPENMP
 #pragma omp simd
 #endif
@@ -140,7 +127,6 @@ static void relax(double *D, size_t ld, size_t i0, size_t i1, size_t j0, size_t 
                 dj[a] = v < dj[a] ? v : dj[a];
             }
         }
-    }
 }
 
 #define APSP_CPU_BLOCK 128
@@ -204,7 +190,7 @@ int gc_apsp_cpu(const gc_apsp_job *job, gc_host *host, int *threads_used, char *
     *threads_used = nt;
     if (n == 0) return GPUCOR_OK;
     /* D: the matrix result itself when there is one */
-    double *D = out->out_matrix, *own = NULL;
+    double *D = out->out_matrix, *own = NULL, *P = NULL;
     if (!D) {
         if ((double) n * (double) n > (double) SIZE_MAX / sizeof(double) ||
             !(own = malloc(n * n * sizeof *own))) {
@@ -222,37 +208,71 @@ int gc_apsp_cpu(const gc_apsp_job *job, gc_host *host, int *threads_used, char *
         goto done;
     }
     size_t nb = (n + b - 1) / b;
+    int sym = job->symmetric;
+    /* an undirected graph's pivot column, whole (from above the diagonal) */
+    if (sym && nb > 1 && !(P = malloc(n * b * sizeof *P))) {
+        snprintf(msg, msgcap, "out of host memory");
+        status = GPUCOR_ERR_ALLOC;
+        goto done;
+    }
     for (size_t K = 0; K < nb; K++) {
         size_t k0 = K * b, k1 = k0 + b < n ? k0 + b : n;
         /* 1. the pivot block */
-        relax(D, n, k0, k1, k0, k1, k0, k1, 1);
-        /* 2. its row and its column of blocks */
+        relax(D, n, k0, k1, k0, k1, k0, k1, 1, NULL, 0);
+        /* 2. its row and its column of blocks (undirected: the ones above
+         * the diagonal) */
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
 #endif
         for (size_t t = 0; t < 2 * nb; t++) {
             size_t B = t / 2;
-            if (B == K) continue;
+            int row = t % 2 == 0;
+            if (B == K || (sym && row != (B > K))) continue;
             size_t x0 = B * b, x1 = x0 + b < n ? x0 + b : n;
-            if (t % 2 == 0) relax(D, n, k0, k1, x0, x1, k0, k1, 0);   /* (K, B) */
-            else relax(D, n, x0, x1, k0, k1, k0, k1, 0);              /* (B, K) */
+            if (row) relax(D, n, k0, k1, x0, x1, k0, k1, 0, NULL, 0);   /* (K, B) */
+            else relax(D, n, x0, x1, k0, k1, k0, k1, 0, NULL, 0);       /* (B, K) */
         }
-        /* 3. the rest */
+        /* 3. the rest (undirected: the blocks on and above the diagonal,
+         * D_IK from the whole pivot column P, D_KJ below the diagonal from
+         * its mirror) */
+        if (sym && nb > 1) {
+            size_t kb = k1 - k0;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static)
+#endif
+            for (size_t c = 0; c < kb; c++) {
+                size_t k = k0 + c;
+                for (size_t i = 0; i < k1; i++) P[i + c * n] = D[i + k * n];
+                for (size_t i = k1; i < n; i++) P[i + c * n] = D[k + i * n];
+            }
+        }
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1) collapse(2)
 #endif
         for (size_t J = 0; J < nb; J++)
             for (size_t I = 0; I < nb; I++) {
-                if (I == K || J == K) continue;
+                if (I == K || J == K || (sym && I > J)) continue;
                 size_t i0 = I * b, i1 = i0 + b < n ? i0 + b : n;
                 size_t j0 = J * b, j1 = j0 + b < n ? j0 + b : n;
-                relax(D, n, i0, i1, j0, j1, k0, k1, 0);
+                relax(D, n, i0, i1, j0, j1, k0, k1, 0, sym ? P : NULL, sym && K > J);
             }
         if (host->interrupted && host->interrupted()) {
             status = GPUCOR_ERR_INTERRUPT;
             goto done;
         }
         if (host->progress) host->progress(host->progress_ctx, (double) (K + 1) / (double) nb);
+    }
+    /* undirected: the lower half from the upper */
+    if (sym && nb > 1) {
+        const size_t T = 64, nt64 = (n + T - 1) / T;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#endif
+        for (size_t tj = 0; tj < nt64; tj++)
+            for (size_t ti = tj; ti < nt64; ti++)
+                for (size_t j = tj * T; j < (tj + 1) * T && j < n; j++)
+                    for (size_t i = ti * T > j + 1 ? ti * T : j + 1; i < (ti + 1) * T && i < n; i++)
+                        D[i + j * n] = D[j + i * n];
     }
     if (out->inv_sum || out->len_sum || out->reach || out->ecc) {
         size_t chunk = 256, nc = (n + chunk - 1) / chunk;
@@ -265,5 +285,6 @@ int gc_apsp_cpu(const gc_apsp_job *job, gc_host *host, int *threads_used, char *
     if (out->out_dist) gc_apsp_take(out, n, 0, n, D, n, 0, nt);
 done:
     free(own);
+    free(P);
     return status;
 }

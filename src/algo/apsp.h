@@ -76,6 +76,7 @@ typedef struct {
 
 typedef struct {
     gc_apsp_src src;
+    int symmetric;      /* undirected: D is symmetric, the upper half is enough */
     size_t block;       /* CPU block side (0: automatic); tests force small ones */
     gc_apsp_out out;
     int *bad;           /* out: a negative or NaN length was met (the run
