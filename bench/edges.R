@@ -7,11 +7,7 @@
 suppressPackageStartupMessages(library(gpucor))
 a <- commandArgs(TRUE)
 
-hwm <- function() {
-  s <- readLines("/proc/self/status")
-  as.numeric(sub("[^0-9]*([0-9]+).*", "\\1", grep("^VmHWM", s, value = TRUE))) / 1024
-}
-tm <- function(expr) system.time(expr)[["elapsed"]]
+source("bench/cases.R")
 
 cases <- list(
   thr = function() {
@@ -89,15 +85,5 @@ cases <- list(
   }
 )
 
-if (length(a) >= 2 && a[1] == "--one") {
-  r <- cases[[a[2]]]()
-  cat(sprintf("%-45s %9.3f %12s %9.0f\n", r$case, r$t, format(r$n, big.mark = ","), hwm()))
-  quit(save = "no")
-}
-todo <- if (length(a)) a else setdiff(names(cases), c("cpu", "cpu_peer"))
-if (identical(todo, "cpu")) todo <- c("cpu", "cpu_peer")
-cat(sprintf("%s; %s\n", format(Sys.time(), "%Y-%m-%d"),
-            if (isTRUE(as.vector(gpu_available()))) gpu_info()$name else "no GPU"))
-cat(sprintf("%-45s %9s %12s %9s\n", "case", "seconds", "pairs/items", "VmHWM MB"))
-for (k in todo)
-  system2(file.path(R.home("bin"), "Rscript"), c("bench/edges.R", "--one", k))
+run_cases("bench/edges.R", cases, a, setdiff(names(cases), c("cpu", "cpu_peer")),
+          c("cpu", "cpu_peer"), "pairs/items", function(r) format(r$n, big.mark = ","))

@@ -7,11 +7,7 @@
 # cycle per FP64 unit as FMA), i.e. 17e12 dependent add+min pairs/s at best.
 suppressPackageStartupMessages(library(gpucor))
 a <- commandArgs(TRUE)
-hwm <- function() {
-  s <- readLines("/proc/self/status")
-  as.numeric(sub("[^0-9]*([0-9]+).*", "\\1", grep("^VmHWM", s, value = TRUE))) / 1024
-}
-tm <- function(expr) system.time(expr)[["elapsed"]]
+source("bench/cases.R")
 dense <- function(n) {   # a complete undirected graph with random lengths
   set.seed(1)
   w <- matrix(runif(n * n, 0.1, 10), n)
@@ -55,15 +51,7 @@ cases <- list(
     list(case = "  peer: e1071::allShortestPaths, n = 2000", t = t, rate = 2000^3 / t)
   }
 )
-if (length(a) >= 2 && a[1] == "--one") {
-  r <- cases[[a[2]]]()
-  cat(sprintf("%-62s %9.3f %10.3g %9.0f\n", r$case, r$t, r$rate, hwm()))
-  quit(save = "no")
-}
-todo <- if (length(a)) a else c("gpu5000", "gpu10000", "gpu20000", "gpu20000s", "metrics50000")
-if (identical(todo, "cpu")) todo <- c("cpu2000", "cpu2000_igraph", "cpu2000_e1071")
-cat(sprintf("%s; %s\n", format(Sys.time(), "%Y-%m-%d"),
-            if (isTRUE(as.vector(gpu_available()))) gpu_info()$name else "no GPU"))
-cat(sprintf("%-62s %9s %10s %9s\n", "case", "seconds", "updates/s", "VmHWM MB"))
-for (k in todo)
-  system2(file.path(R.home("bin"), "Rscript"), c("bench/paths.R", "--one", k))
+run_cases("bench/paths.R", cases, a,
+          c("gpu5000", "gpu10000", "gpu20000", "gpu20000s", "metrics50000"),
+          c("cpu2000", "cpu2000_igraph", "cpu2000_e1071"), "updates/s",
+          function(r) sprintf("%.3g", r$rate))
