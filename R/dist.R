@@ -79,27 +79,9 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
                      verbose = getOption("gpucor.verbose", FALSE), assay = 1L) {
   verbose <- .check_verbose(verbose)
   devices <- .check_devices(devices)
-  x <- .as_input(x, "x", assay, FALSE)
-  if (identical(method, .gpucor_dist_methods)) method <- "euclidean"
-  if (!is.character(method) || length(method) != 1L || is.na(method))
-    stop("invalid distance method")
-  if (!is.na(pmatch(method, "euclidian"))) method <- "euclidean"
-  # stats::dist()'s six names are matched first, so its abbreviations keep
-  # their meaning ("c" is canberra there, not correlation or cosine)
-  m <- pmatch(method, .gpucor_dist_methods[1:6])
-  if (is.na(m)) m <- pmatch(method, .gpucor_dist_methods)
-  if (is.na(m)) {
-    if (sum(startsWith(.gpucor_dist_methods, method)) > 1L)
-      stop("ambiguous distance method")
-    stop("invalid distance method")
-  }
+  m <- .dist_method(method, p)
   precision <- match.arg(precision)
-  if (m == 6L && (!is.numeric(p) || length(p) != 1L || !is.finite(p) || p <= 0))
-    stop("distance(): invalid p")
-  x <- as.matrix(x)   # as stats::dist: a named vector's names become Labels
-  if (!(is.numeric(x) || is.logical(x)) || !is.atomic(x))
-    stop("'x' must be numeric")
-  x <- .as_double_matrix(x)
+  x <- .dist_input(x, assay)
   n <- as.double(nrow(x))
   # the result, and the engine's copy of the input (transposed or padded)
   .memory_guard(8 * (n * (n - 1) / 2 + 2 * n * (ncol(x) + 4)),
@@ -136,6 +118,36 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
   if (nonfinite) warning("treating non-finite values as NA")
   if (sd0) warning("the standard deviation is zero")
   d
+}
+
+# The index into .gpucor_dist_methods of a method name as gpu_dist() takes
+# it (and a check of Minkowski's p).
+.dist_method <- function(method, p) {
+  if (identical(method, .gpucor_dist_methods)) method <- "euclidean"
+  if (!is.character(method) || length(method) != 1L || is.na(method))
+    stop("invalid distance method")
+  if (!is.na(pmatch(method, "euclidian"))) method <- "euclidean"
+  # stats::dist()'s six names are matched first, so its abbreviations keep
+  # their meaning ("c" is canberra there, not correlation or cosine)
+  m <- pmatch(method, .gpucor_dist_methods[1:6])
+  if (is.na(m)) m <- pmatch(method, .gpucor_dist_methods)
+  if (is.na(m)) {
+    if (sum(startsWith(.gpucor_dist_methods, method)) > 1L)
+      stop("ambiguous distance method")
+    stop("invalid distance method")
+  }
+  if (m == 6L && (!is.numeric(p) || length(p) != 1L || !is.finite(p) || p <= 0))
+    stop("distance(): invalid p")
+  m
+}
+
+# gpu_dist()'s x as the double matrix whose rows are the objects.
+.dist_input <- function(x, assay) {
+  x <- .as_input(x, "x", assay, FALSE)
+  x <- as.matrix(x)   # as stats::dist: a named vector's names become Labels
+  if (!(is.numeric(x) || is.logical(x)) || !is.atomic(x))
+    stop("'x' must be numeric")
+  .as_double_matrix(x)
 }
 
 # The backend for the pairs of rows of x under gpu_dist()'s metric m (the

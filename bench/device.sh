@@ -5,7 +5,8 @@
 #   the GPU benchmark.  Usage there (from the repository root):
 #     bash bench/device.sh [tests] [sanitize] [racecheck] [bench] [bench-<part>]
 #                          [identical] [compare] [big] [interrupt] [smoke]
-#                          [devices] [profile]
+#                          [devices] [profile] [edges|paths|hclust]
+#                          [<file>-tests] [sanitize-<file>]
 #   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all;
 #   compare times the GPU cases of bench/compare_case.R with the build of
 #   .bench-base/ -- a carried copy of the code before the change, made with
@@ -43,23 +44,18 @@ tests)
       sum(d$passed), sum(d$failed), sum(d$skipped)))' 2>&1 | tee "$OUT/tests.log" | tail -40 ;;
 big)
   GPUCOR_BIG_TESTS=true Rscript -e 'testthat::test_file("tests/testthat/test-gpu.R", package = "gpucor", load_package = "installed")' 2>&1 | tee "$OUT/big.log" | tail -15 ;;
-edges)
-  # issue 10's table (bench/edges.R); EDGES_CASES: a subset
-  Rscript bench/edges.R ${EDGES_CASES:-} 2>&1 | tee "$OUT/edges.log" ;;
-paths)
-  # issue 12's table (bench/paths.R); PATHS_CASES: a subset
-  Rscript bench/paths.R ${PATHS_CASES:-} 2>&1 | tee "$OUT/paths.log" ;;
-paths-tests)
-  Rscript -e 'r <- as.data.frame(testthat::test_file("tests/testthat/test-paths.R", package = "gpucor",
-    load_package = "installed", reporter = "summary")); cat(sprintf("paths tests: %d passed, %d failed, %d skipped\n",
-    sum(r$passed), sum(r$failed), sum(r$skipped)))' 2>&1 | tee "$OUT/paths-tests.log" | tail -30 ;;
+edges|paths|hclust)
+  # issue 10's, 12's and 13's tables (bench/<step>.R); CASES: a subset
+  Rscript bench/$w.R ${CASES:-} 2>&1 | tee "$OUT/$w.log" ;;
 profile-edges)
   Rscript bench/profile_edges.R ${PROFILE_PARTS:-} 2>&1 | tee "$OUT/profile-edges.log" ;;
-edges-tests)
-  Rscript -e 'r <- as.data.frame(testthat::test_file("tests/testthat/test-edges.R", package = "gpucor",
-    load_package = "installed", reporter = "summary")); cat(sprintf("edges tests: %d passed, %d failed, %d skipped\n",
-    sum(r$passed), sum(r$failed), sum(r$skipped)))' 2>&1 | tee "$OUT/edges-tests.log" | tail -30 ;;
-sanitize-edges|sanitize-paths)
+*-tests)
+  # one test file: edges-tests runs tests/testthat/test-edges.R
+  t=${w%-tests}
+  Rscript -e 'a <- commandArgs(TRUE); r <- as.data.frame(testthat::test_file(sprintf("tests/testthat/test-%s.R", a),
+    package = "gpucor", load_package = "installed", reporter = "summary")); cat(sprintf("%s tests: %d passed, %d failed, %d skipped\n",
+    a, sum(r$passed), sum(r$failed), sum(r$skipped)))' "$t" 2>&1 | tee "$OUT/$w.log" | tail -30 ;;
+sanitize-edges|sanitize-paths|sanitize-hclust)
   # memcheck with leak check, then racecheck, over one test file
   t=${w#sanitize-}
   cat > /tmp/san-$t.R <<R
@@ -84,7 +80,7 @@ library(testthat); library(gpucor)
 source("tests/testthat/helper-gpucor.R"); source("tests/testthat/helper-dist.R")
 for (f in c("tests/testthat/test-gpu.R", "tests/testthat/test-gpu-na.R",
             "tests/testthat/test-reproducers.R", "tests/testthat/test-edges.R",
-            "tests/testthat/test-paths.R"))
+            "tests/testthat/test-paths.R", "tests/testthat/test-hclust.R"))
   test_file(f, package = "gpucor", load_package = "installed")
 quit(save = "no")
 R

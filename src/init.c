@@ -15,6 +15,8 @@ SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
                   SEXP crit);
 SEXP gpucor_apsp(SEXP w, SEXP size, SEXP weights, SEXP threshold, SEXP directed,
                  SEXP what, SEXP opts);
+SEXP gpucor_hclust(SEXP data, SEXP size, SEXP method, SEXP members, SEXP metric,
+                   SEXP power, SEXP opts, SEXP inplace);
 SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts);
 SEXP gpucor_gpu_info(void);
 SEXP gpucor_max_threads(void);
@@ -51,6 +53,7 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_edges, 7),
     CALLDEF(gpucor_knn, 6),
     CALLDEF(gpucor_apsp, 7),
+    CALLDEF(gpucor_hclust, 8),
     CALLDEF(gpucor_gpu_info, 0),
     CALLDEF(gpucor_max_threads, 0),
     CALLDEF(gpucor_gpu_release, 0),

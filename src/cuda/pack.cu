@@ -9,14 +9,14 @@
 
 template <typename T>
 __global__ static void pack_dist(const T *val, size_t ld, size_t i0, size_t ni,
-                                 size_t j0, size_t p, int epi, T *out)
+                                 size_t j0, size_t p, int epi, double scale, T *out)
 {
     size_t b = blockIdx.y, j = j0 + b;
     size_t i = j + 1 + blockIdx.x * (size_t) blockDim.x + threadIdx.x;
     if (i >= p || i < i0 || i >= i0 + ni) return;
     T r = val[(i - i0) + b * ld];
     /* NA and NaN pass as they are (arithmetic would lose R's NA payload) */
-    if (!isnan(r)) r = (T) gc_epilogue(epi, r);
+    if (!isnan(r)) r = (T) (gc_epilogue(epi, r) * scale);
     out[dist_offset(p, j) - dist_offset(p, j0) + (i - j - 1)] = r;
 }
 
@@ -30,7 +30,7 @@ int gc_cuda_stage(const gc_sink *sink, gc_tile *t, void *buf,
         *offset = 0;
         return gc_cuda_select(sink, t, buf, dst, count, st, msg, msgcap);
     }
-    if (sink->kind != SINK_DIST) {
+    if (sink->kind != SINK_DIST && sink->kind != SINK_DIST_DEVICE) {
         if (t->i0 != 0 || t->ni != p || (t->ld != p && t->nj > 1) ||
             sink->epilogue != EPI_IDENTITY) {
             snprintf(msg, msgcap, "internal error: a dense panel must be whole "
@@ -47,16 +47,24 @@ int gc_cuda_stage(const gc_sink *sink, gc_tile *t, void *buf,
     *count = dist_offset(p, j1 < p ? j1 : p) - *offset;
     if (*count == 0) return GPUCOR_OK;
     {
+        /* the resident 'dist' takes the panel in place, scaled; nothing
+         * goes to the host */
+        int dev = sink->kind == SINK_DIST_DEVICE;
+        double scale = dev ? t->scale : 1.0;
+        if (dev) {
+            buf = (char *) sink->dev_out + *offset * (t->is_float ? sizeof(float) : sizeof(double));
+            *count = 0;
+        }
         size_t rows = p - t->j0;
         dim3 grid((unsigned) ((rows + 255) / 256), (unsigned) t->nj);
         if (t->is_float)
             pack_dist<float><<<grid, 256, 0, st>>>((const float *) t->val, t->ld, t->i0,
                                                    t->ni, t->j0, p, sink->epilogue,
-                                                   (float *) buf);
+                                                   scale, (float *) buf);
         else
             pack_dist<double><<<grid, 256, 0, st>>>((const double *) t->val, t->ld, t->i0,
                                                     t->ni, t->j0, p, sink->epilogue,
-                                                    (double *) buf);
+                                                    scale, (double *) buf);
         LAUNCHED("pack_dist");
     }
 cleanup:

@@ -83,7 +83,7 @@ typedef struct {
 enum { TILE_VALUES = 0, TILE_PAIRS = 1, TILE_TOPK = 2, TILE_HIST = 3 };
 
 /* ---- sinks ---------------------------------------------------------------- */
-enum { SINK_DENSE = 0, SINK_DIST = 1, SINK_SELECT = 2 };
+enum { SINK_DENSE = 0, SINK_DIST = 1, SINK_SELECT = 2, SINK_DIST_DEVICE = 3 };
 /* applied by the sink, once; an NA or NaN value passes unchanged */
 enum { EPI_IDENTITY = 0, EPI_ONE_MINUS = 1, EPI_ONE_MINUS_ABS = 2 };
 
@@ -92,12 +92,17 @@ typedef struct gc_select gc_select;   /* engine/select.h */
 typedef struct {
     int kind;            /* SINK_DENSE: p x q column-major; SINK_DIST: the
                             packed lower triangle of p items; SINK_SELECT:
-                            pairs selected, counted or ranked (select.h) */
+                            pairs selected, counted or ranked (select.h);
+                            SINK_DIST_DEVICE: a packed lower triangle that
+                            stays in device memory, at dev_out (CUDA engine
+                            only: gpu_hclust's resident distances) */
     int epilogue;        /* EPI_* */
     int symmetric;       /* dense: CPU tiles hold j <= i; the sink mirrors them */
     size_t p, q;
     double *out;         /* the R result, gc_sink_len() doubles */
     gc_select *sel;      /* SINK_SELECT: what is kept of the tiles */
+    void *dev_out;       /* SINK_DIST_DEVICE: doubles, or floats when the
+                            tiles are (the values times the tile's scale) */
 } gc_sink;
 
 size_t gc_sink_len(const gc_sink *s);

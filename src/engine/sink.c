@@ -11,13 +11,13 @@ void gc_sink_emit_dist(const gc_sink *s, const gc_tile *t);
 
 size_t gc_sink_len(const gc_sink *s)
 {
-    if (s->kind == SINK_SELECT) return 0;
+    if (s->kind == SINK_SELECT || s->kind == SINK_DIST_DEVICE) return 0;
     return s->kind == SINK_DIST ? dist_len(s->p) : s->p * s->q;
 }
 
 void gc_sink_begin(const gc_sink *s)
 {
-    if (s->kind != SINK_SELECT) gc_advise_huge(s->out, gc_sink_len(s) * sizeof(double));
+    if (gc_sink_len(s)) gc_advise_huge(s->out, gc_sink_len(s) * sizeof(double));
 }
 
 void gc_sink_emit(const gc_sink *s, const gc_tile *t)
@@ -31,5 +31,6 @@ void gc_sink_commit(const gc_sink *s, const gc_tile *t, size_t offset,
                     size_t count, int nthreads)
 {
     if (s->kind == SINK_SELECT) gc_select_commit(s, t, nthreads);
+    else if (s->kind == SINK_DIST_DEVICE) return;   /* packed on the device already */
     else gc_copy_out(s->out + offset, t->val, count, t->is_float, t->scale, nthreads);
 }

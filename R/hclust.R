@@ -1,0 +1,183 @@
+# The 'method' vector's order is stats::hclust()'s METHODS and the HC_*
+# enum's in src/algo/hclust.h.
+.gpucor_hclust_methods <- c("ward.D", "single", "complete", "average", "mcquitty",
+                            "median", "centroid", "ward.D2")
+
+#' Hierarchical clustering as stats::hclust does it, past 65536 objects
+#'
+#' `gpu_hclust()` clusters the objects of a dissimilarity `d` (a `dist`), or
+#' the rows of a data matrix `x` under any [gpu_dist()] metric, and returns
+#' the `hclust` object [stats::hclust()] returns for the same input:
+#' `merge`, `height`, `order`, `labels`, `method`, `call` and `dist.method`,
+#' so [stats::cutree()], `as.dendrogram()`, `plot()` and
+#' `dynamicTreeCut::cutreeDynamic()` take it.  It has no limit of 65536
+#' objects, and from `x` on the GPU the distances are computed on the
+#' device and stay there: they never reach R.
+#'
+#' **Algorithms.**  The reducible methods (`"single"`, `"complete"`,
+#' `"average"`, `"mcquitty"`, `"ward.D"`, `"ward.D2"`) run the
+#' nearest-neighbour chain, O(n^2) time: a chain of nearest neighbours grows
+#' until two clusters are each other's nearest neighbour, they merge (a
+#' Lance-Williams update of one row of distances, with stats' formulas), and
+#' the chain goes on.  On the GPU the distances are resident on the device
+#' and each step of the chain is a parallel scan of one row; the steps run
+#' in CUDA graphs, without the host in the loop.  Both engines make the same
+#' steps with the same arithmetic, so in double they give the same bits.
+#' `"centroid"` and `"median"` are not reducible (a merge can bring two
+#' other clusters nearer), so they run stats' own algorithm (its
+#' nearest-neighbour list) on the CPU with either backend; `backend = "gpu"`
+#' then computes only the distances from `x`.
+#'
+#' **Exactness.**  Where no two distances tie, the merges are those of
+#' [stats::hclust()], so `merge` and `order` are identical and `height`
+#' agrees to rounding (the chain reaches each merge through the same
+#' clusters, but the update of a distance may be made in another order
+#' than stats': about 1e-15 relative; single and complete linkage, which
+#' only take minima and maxima, give stats' heights exactly).  Centroid and
+#' median give stats' result exactly, ties included.  With ties a row scan
+#' takes, among the equal nearest distances, the chain's previous cluster
+#' if it is one of them, else the cluster of smallest index; merges of equal
+#' height keep the order the chain made them in.  That is a valid
+#' clustering for the method, but not always the one stats' greedy order
+#' gives (stats merges the tied pair whose first object has the smallest
+#' index first), and fastcluster's can differ again.
+#'
+#' **Memory.**  With `n` objects, the distances take `4 n (n - 1)` bytes in
+#' double (`2 n (n - 1)` in single).  The CPU engine works on a copy of
+#' `d` (the input is not modified), or on the `dist` it computes from `x`:
+#' that many bytes of host memory besides `d`.  The GPU keeps them on the
+#' device (in double, or in float with `precision = "single"`), plus about
+#' 64 MiB and 40 bytes per object; from `d` it needs no host memory besides
+#' `d` itself.  So an 80 GB card takes about 130000 objects in double
+#' (100000 need 40 GB) and 180000 in single; a problem that does not fit
+#' stops with an error that gives the numbers before anything is computed.
+#' In single precision the distances are rounded to float, so merges whose
+#' heights differ by less than about 1e-7 relative may come in another
+#' order than in double.
+#'
+#' @param d a `dist` (or a square symmetric matrix of dissimilarities, taken
+#'   with [stats::as.dist()]).
+#' @param x instead of `d`: a numeric matrix (or data frame,
+#'   `SummarizedExperiment`, ... as for [gpu_dist()]) whose rows are the
+#'   objects.
+#' @param method the agglomeration method, one of `"complete"` (the
+#'   default), `"single"`, `"average"`, `"mcquitty"`, `"ward.D"`,
+#'   `"ward.D2"`, `"centroid"` or `"median"` (may be abbreviated; `"ward"`
+#'   is taken as `"ward.D"` with stats' message).
+#' @param distance with `x`: the [gpu_dist()] metric (`"euclidean"`,
+#'   `"correlation"`, `"spearman"`, ...).
+#' @param members `NULL`, or the sizes of the clusters the objects stand
+#'   for, as in [stats::hclust()].
+#' @param backend,precision,devices,verbose as for [gpu_cor()]; the GPU
+#'   engine uses one GPU, the first of `devices`, and `precision = "single"`
+#'   keeps the distances in float there (the CPU engine works in double).
+#' @param ... further arguments of [gpu_dist()] with `x`: `p` (Minkowski's
+#'   power) and `assay`.  (The arguments after `...` are matched by their
+#'   whole names only.)
+#' @return An object of class `"hclust"`, as [stats::hclust()] returns.
+#' @seealso [stats::hclust()], [gpu_dist()], [stats::cutree()]
+#' @examples
+#' x <- matrix(rnorm(200), 40, 5)
+#' hc <- gpu_hclust(dist(x), method = "average")
+#' identical(hc$merge, hclust(dist(x), method = "average")$merge)
+#' cutree(gpu_hclust(x = x, distance = "correlation"), k = 3)
+#' @export
+gpu_hclust <- function(d = NULL, x = NULL,
+                       method = c("complete", "single", "average", "mcquitty", "ward.D",
+                                  "ward.D2", "centroid", "median"),
+                       distance = "euclidean", members = NULL, ...,
+                       backend = getOption("gpucor.backend", "auto"),
+                       precision = c("double", "single"),
+                       devices = getOption("gpucor.devices", 0L),
+                       verbose = getOption("gpucor.verbose", FALSE)) {
+  verbose <- .check_verbose(verbose)
+  devices <- .check_devices(devices)
+  precision <- match.arg(precision)
+  if (is.null(d) == is.null(x)) stop("give either 'd' or 'x'")
+  if (missing(method)) method <- "complete"
+  if (!is.character(method) || length(method) != 1L || is.na(method))
+    stop("invalid clustering method")
+  if (method == "ward") {
+    message("The \"ward\" method has been renamed to \"ward.D\"; note new \"ward.D2\"")
+    method <- "ward.D"
+  }
+  i.meth <- pmatch(method, .gpucor_hclust_methods)
+  if (is.na(i.meth)) stop("invalid clustering method", paste("", method))
+  reducible <- !(i.meth %in% 6:7)
+  dots <- list(...)
+  if (length(dots) && (is.null(names(dots)) || !all(names(dots) %in% c("p", "assay"))))
+    stop("'...' takes gpu_dist()'s 'p' and 'assay' only")
+  if (!is.null(d) && length(dots)) stop("'p' and 'assay' go with 'x', not with 'd'")
+
+  if (!is.null(d)) {
+    if (!inherits(d, "dist")) {
+      if (!is.matrix(d) || nrow(d) != ncol(d) || !is.numeric(d))
+        stop("invalid dissimilarities: 'd' must be a \"dist\" or a square numeric matrix")
+      d <- stats::as.dist(d)
+    }
+    n <- attr(d, "Size")
+    if (is.null(n) || is.na(n)) stop("invalid dissimilarities")
+    n <- as.double(n)
+    labels <- attr(d, "Labels")
+    dist.method <- attr(d, "method")
+    work <- n * n
+  } else {
+    m <- .dist_method(distance, if (is.null(dots$p)) 2 else dots$p)
+    x <- .dist_input(x, if (is.null(dots$assay)) 1L else dots$assay)
+    n <- as.double(nrow(x))
+    labels <- dimnames(x)[[1L]]
+    dist.method <- .gpucor_dist_methods[m]
+    work <- n * n * max(1, ncol(x))
+  }
+  if (n < 2) stop("must have n >= 2 objects to cluster")
+  if (n > .Machine$integer.max) stop("too many objects")
+  if (!is.null(d) && length(d) != n * (n - 1) / 2) stop("dissimilarities of improper length")
+  if (!is.null(members)) {
+    if (length(members) != n) stop("invalid length of members")
+    members <- as.double(members)
+    if (anyNA(members) || any(members <= 0)) stop("'members' must be positive numbers")
+  }
+  backend <- .resolve_backend(backend, work)
+  len_bytes <- 4 * n * (n - 1)
+  # the CPU engine's copy of d, or the dist it computes from x
+  if (backend == "cpu" || !reducible)
+    .memory_guard(len_bytes, sprintf("gpu_hclust(): the distances of %.0f objects", n),
+                  "Cluster a subset, or use the GPU (the distances stay on the device).")
+
+  inplace <- FALSE
+  data <- d
+  if (!is.null(x)) {
+    if (backend == "gpu" && reducible) {
+      data <- x
+    } else {
+      data <- gpu_dist(x, method = dist.method, p = if (is.null(dots$p)) 2 else dots$p,
+                       backend = backend, precision = "double", devices = devices)
+      if (anyNA(data))
+        stop("the distances between the rows of 'x' have NA/NaN values (a constant row, ",
+             "a row without observed values, or two rows sharing too few observed ",
+             "coordinates): remove those rows, or compute the distances with gpu_dist() ",
+             "and replace the NAs")
+      inplace <- TRUE   # our own copy: the engine may overwrite it
+    }
+  } else if (!is.double(data)) {
+    data <- as.double(data)
+    inplace <- TRUE
+  }
+  run_backend <- if (reducible) backend else "cpu"
+  done <- FALSE
+  if (run_backend == "gpu") on.exit(if (!done) .gpu_forget())
+  t0 <- proc.time()[["elapsed"]]
+  r <- .Call(C_gpucor_hclust, data, n, i.meth, members,
+             if (is.null(x)) 0L else m, if (is.null(dots$p)) 2 else as.double(dots$p),
+             .engine_opts(run_backend, precision, verbose, devices), inplace)
+  done <- TRUE
+  rm(data)
+  if (verbose)
+    .engine_report("gpu_hclust", attr(r, "threads"), precision,
+                   proc.time()[["elapsed"]] - t0, devices)
+  if (isTRUE(attr(r, "nonfinite"))) warning("treating non-finite values as NA")
+  structure(list(merge = r[[1L]], height = r[[2L]], order = r[[3L]],
+                 labels = labels, method = .gpucor_hclust_methods[i.meth],
+                 call = match.call(), dist.method = dist.method),
+            class = "hclust")
+}

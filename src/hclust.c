@@ -1,0 +1,169 @@
+/*
+ * hclust.c -- .Call entry point of gpu_hclust() (R/hclust.R): the
+ * distances from a 'dist' (or, on the GPU, computed on the device from the
+ * rows of x), the merges by algo/hclust.h on the CPU or the GPU, and the
+ * parts of stats' hclust object (merge, height, order).
+ */
+#include <R.h>
+#include <Rinternals.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gpucor.h"
+#include "status.h"
+#include "network.h"
+#include "algo/hclust.h"
+
+static void nonfinite_error(size_t at, double v)
+{
+    error("NA/NaN/Inf in the dissimilarities (element %.0f of 'd' is %g): clustering "
+          "needs finite values", (double) at + 1, v);
+}
+
+/* data: a 'dist' (size: its number of objects), or x (the GPU computes
+ * the distances of its rows, metric/power as gpu_dist()'s); method:
+ * 1-based HC_*; members: NULL or doubles; inplace: data is the caller's
+ * own scratch (the CPU engine may overwrite it). */
+SEXP gpucor_hclust(SEXP data, SEXP size, SEXP method, SEXP members, SEXP metric,
+                   SEXP power, SEXP opts, SEXP inplace)
+{
+    if (TYPEOF(data) != REALSXP) error("internal error: 'data' must be double");
+    int isx = isMatrix(data), meth = asInteger(method) - 1;
+    if (meth < HC_WARD_D || meth > HC_WARD_D2) error("invalid clustering method");
+    size_t n = isx ? (size_t) nrows(data) : (size_t) asReal(size);
+    if (!isx && (size_t) XLENGTH(data) != dist_len(n))
+        error("internal error: 'd' does not hold %zu objects", n);
+    if (!isNull(members) && (TYPEOF(members) != REALSXP || (size_t) XLENGTH(members) != n))
+        error("invalid length of members");
+    gc_opts o;
+    gpucor_opts(opts, &o);
+    const double *mem = isNull(members) ? NULL : REAL(members);
+    int own = asLogical(inplace) == TRUE, nt = o.nthreads > 0 ? o.nthreads : 1;
+    size_t nm = n > 1 ? n - 1 : 0;
+
+    int nprot = 0;
+    SEXP ans = PROTECT(allocVector(VECSXP, 3)); nprot++;
+    SEXP merge = allocMatrix(INTSXP, (int) nm, 2);
+    SET_VECTOR_ELT(ans, 0, merge);
+    SET_VECTOR_ELT(ans, 1, allocVector(REALSXP, (R_xlen_t) nm));
+    SET_VECTOR_ELT(ans, 2, allocVector(INTSXP, (R_xlen_t) n));
+    gc_hclust_merges mg = {malloc((nm ? nm : 1) * sizeof(int)),
+                           malloc((nm ? nm : 1) * sizeof(int)),
+                           malloc((nm ? nm : 1) * sizeof(double))};
+    double *D = NULL;
+    int status = GPUCOR_OK, used = 0, flag = 0, bad = 0, sorted = 0;
+    size_t at = 0;
+    char msg[512] = "";
+    gpucor_progress pr;
+    gc_host host;
+    gpucor_host_init(&host, &o, &pr);
+    if (!mg.a || !mg.b || !mg.h) {
+        status = GPUCOR_ERR_ALLOC;
+        snprintf(msg, sizeof msg, "out of host memory");
+        goto done;
+    }
+    if (o.gpu && gc_hclust_reducible(meth)) {
+#ifdef GPUCOR_CUDA
+        int dev = o.ndevices ? o.devices[0] : 0;
+        gc_hclust_dev *h = NULL;
+        void *dd = NULL;
+        status = gc_hclust_cuda_open(n, dev, o.single, o.gpu_memory, &h, &dd, msg, sizeof msg);
+        if (status == GPUCOR_OK && isx) {
+            size_t p = (size_t) ncols(data);
+            int m = asInteger(metric) - 1, anyna = 0;
+            if (m > DIST_MINKOWSKI)
+                for (size_t k = 0; k < n * p && !anyna; k++) anyna = isnan(REAL(data)[k]);
+            /* the distances go to the device that clusters them */
+            gc_opts o1 = o;
+            o1.ndevices = 1;
+            o1.devices[0] = dev;
+            gc_host h1 = host;
+            h1.opts = &o1;
+            gc_sink sink = {SINK_DIST_DEVICE,
+                            m <= DIST_MINKOWSKI ? EPI_IDENTITY
+                            : m == DIST_ABSCORRELATION ? EPI_ONE_MINUS_ABS : EPI_ONE_MINUS,
+                            0, n, n, NULL, NULL, dd};
+            if (p < (m <= DIST_MINKOWSKI ? 1u : m == DIST_COSINE ? 1u : 2u)) {
+                bad = 1;   /* every distance NA */
+                status = GPUCOR_ERR_INVALID;
+            } else {
+                status = gpucor_dist_engine(REAL(data), n, p, m, asReal(power), anyna, &sink,
+                                            &h1, &flag, &used, msg, sizeof msg);
+                if (status == GPUCOR_OK && used) {
+                    status = GPUCOR_ERR_INVALID;
+                    snprintf(msg, sizeof msg, "internal error: the distances were not "
+                             "computed on the GPU");
+                }
+            }
+            used = 0;
+        } else if (status == GPUCOR_OK) {
+            status = gc_hclust_cuda_upload(h, REAL(data), nt, &bad, &at, msg, sizeof msg);
+        }
+        if (status == GPUCOR_OK)
+            status = gc_hclust_cuda_run(h, meth, mem, &mg, &host, &bad, msg, sizeof msg);
+        gc_hclust_cuda_close(h);
+#else
+        status = GPUCOR_ERR_INVALID;
+        snprintf(msg, sizeof msg, "gpucor was built without CUDA");
+#endif
+    } else {
+        if (isx) error("internal error: the CPU engine clusters a 'dist'");
+        size_t len = dist_len(n);
+        if (own) {
+            D = REAL(data);
+        } else {
+            D = malloc((len ? len : 1) * sizeof *D);
+            if (!D) {
+                status = GPUCOR_ERR_ALLOC;
+                snprintf(msg, sizeof msg, "out of host memory for a copy of the %.2f GB "
+                         "of distances", len * 8.0 / 1e9);
+                goto done;
+            }
+            gc_advise_huge(D, len * sizeof *D);
+        }
+        /* the check, and the copy (in parallel: the copy is fresh memory) */
+        at = gc_hclust_stage(REAL(data), len, own ? NULL : D, 0, nt);
+        if (at < len) {
+            if (!own) free(D);
+            bad = 1;
+            status = GPUCOR_ERR_INVALID;
+            goto done;
+        }
+        if (gc_hclust_reducible(meth)) {
+            status = gc_hclust_chain_cpu(D, n, meth, mem, &mg, &host, &used, msg, sizeof msg);
+        } else {
+            status = gc_hclust_generic_cpu(D, n, meth, mem, &mg, &host, msg, sizeof msg);
+            used = 1;
+            sorted = 1;
+        }
+        if (D != REAL(data)) free(D);
+    }
+    if (status == GPUCOR_OK &&
+        gc_hclust_finish(n, &mg, sorted, INTEGER(merge), REAL(VECTOR_ELT(ans, 1)),
+                         INTEGER(VECTOR_ELT(ans, 2))) != GPUCOR_OK) {
+        status = GPUCOR_ERR_ALLOC;
+        snprintf(msg, sizeof msg, "out of host memory");
+    }
+done:
+    free(mg.a);
+    free(mg.b);
+    free(mg.h);
+    if (bad) {
+        UNPROTECT(nprot);
+        if (isx)
+            error("the distances between the rows of 'x' have NA/NaN values (a constant row, "
+                  "a row without observed values, or two rows sharing too few observed "
+                  "coordinates): remove those rows, or compute the distances with "
+                  "gpu_dist() and replace the NAs");
+        nonfinite_error(at, REAL(data)[at]);
+    }
+    if (status != GPUCOR_OK) {
+        UNPROTECT(nprot);
+        gpucor_raise_msg(status, "gpu_hclust", msg);
+    }
+    if (used) gpucor_set_threads(ans, &o, used);
+    if (flag) setAttrib(ans, install("nonfinite"), ScalarLogical(TRUE));
+    UNPROTECT(nprot);
+    return ans;
+}
