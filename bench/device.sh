@@ -41,7 +41,7 @@ tests)
     r <- testthat::test_dir("tests/testthat", package = "gpucor", load_package = "installed",
       reporter = testthat::ProgressReporter$new(show_praise = FALSE), stop_on_failure = FALSE)
     d <- as.data.frame(r); cat(sprintf("tests: %d passed, %d failed, %d skipped\n",
-      sum(d$passed), sum(d$failed), sum(d$skipped)))' 2>&1 | tee "$OUT/tests.log" | tail -40 ;;
+      sum(d$passed), sum(d$failed) + sum(d$error), sum(d$skipped)))' 2>&1 | tee "$OUT/tests.log" | tail -40 ;;
 big)
   GPUCOR_BIG_TESTS=true Rscript -e 'testthat::test_file("tests/testthat/test-gpu.R", package = "gpucor", load_package = "installed")' 2>&1 | tee "$OUT/big.log" | tail -15 ;;
 edges|paths|hclust)
@@ -54,7 +54,7 @@ profile-edges)
   t=${w%-tests}
   Rscript -e 'a <- commandArgs(TRUE); r <- as.data.frame(testthat::test_file(sprintf("tests/testthat/test-%s.R", a),
     package = "gpucor", load_package = "installed", reporter = "summary")); cat(sprintf("%s tests: %d passed, %d failed, %d skipped\n",
-    a, sum(r$passed), sum(r$failed), sum(r$skipped)))' "$t" 2>&1 | tee "$OUT/$w.log" | tail -30 ;;
+    a, sum(r$passed), sum(r$failed) + sum(r$error), sum(r$skipped)))' "$t" 2>&1 | tee "$OUT/$w.log" | tail -30 ;;
 sanitize-edges|sanitize-paths|sanitize-hclust)
   # memcheck with leak check, then racecheck, over one test file
   t=${w#sanitize-}
@@ -109,6 +109,23 @@ R
   /usr/local/cuda/bin/compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 9 \
     --log-file "$OUT/racecheck.log" Rscript /tmp/race.R > "$OUT/racecheck-run.log" 2>&1
   echo "compute-sanitizer racecheck exit: $?"; tail -3 "$OUT/racecheck.log"; tail -1 "$OUT/racecheck-run.log" ;;
+racecheck-hclust)
+  # the chain's kernels alone, on a small problem (racecheck instruments
+  # every launch, and a run is thousands of them): from a 'dist' in double
+  # and single, and from x
+  cat > /tmp/race-hc.R <<'R'
+library(gpucor); set.seed(1)
+x <- matrix(rnorm(60 * 8), 60); d <- dist(x)
+a <- gpu_hclust(d, method = "average", backend = "gpu")
+stopifnot(identical(a$merge, gpu_hclust(d, method = "average", backend = "cpu")$merge))
+invisible(gpu_hclust(d, method = "ward.D2", backend = "gpu", precision = "single"))
+a <- gpu_hclust(x = x, method = "complete", distance = "correlation", backend = "gpu")
+stopifnot(identical(a$merge, gpu_hclust(x = x, method = "complete", distance = "correlation", backend = "cpu")$merge))
+cat("racecheck script done\n")
+R
+  /usr/local/cuda/bin/compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 9 \
+    --log-file "$OUT/racecheck-hc.log" Rscript /tmp/race-hc.R > "$OUT/racecheck-hc-run.log" 2>&1
+  echo "compute-sanitizer racecheck (hclust kernels) exit: $?"; tail -3 "$OUT/racecheck-hc.log"; tail -1 "$OUT/racecheck-hc-run.log" ;;
 identical)
   # bitwise identity with the build of .bench-base, both engines
   [ -f /tmp/libbase/gpucor/DESCRIPTION ] || { echo "no .bench-base build"; tail -20 "$OUT/install-base.log"; continue; }
