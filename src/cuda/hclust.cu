@@ -47,7 +47,7 @@ struct gc_hclust_dev {
 
 /* (v1, k1) before (v2, k2): the smaller distance; among equal ones the
  * chain's previous cluster b, else the smaller index; k < 0 is nothing. */
-__device__ __forceinline__ bool before(double v1, int k1, double v2, int k2, int b)
+static __device__ __forceinline__ bool before(double v1, int k1, double v2, int k2, int b)
 {
     if (k2 < 0) return k1 >= 0;
     if (k1 < 0) return false;
@@ -58,7 +58,7 @@ __device__ __forceinline__ bool before(double v1, int k1, double v2, int k2, int
 }
 
 /* the best of the block's (v, k); every thread gets it */
-__device__ void block_best(double &v, int &k, int b)
+static __device__ void block_best(double &v, int &k, int b)
 {
     __shared__ double sv[HC_THREADS / 32];
     __shared__ int sk[HC_THREADS / 32];
@@ -85,7 +85,7 @@ __device__ __forceinline__ T &at(T *D, size_t n, size_t i, size_t j)
 
 /* Whether this block is the grid's last to finish (its writes before this
  * visible to that block); the last one resets the ticket. */
-__device__ bool last_block(unsigned *ticket)
+static __device__ bool last_block(unsigned *ticket)
 {
     __shared__ bool last;
     __threadfence();
@@ -130,7 +130,7 @@ __global__ void hc_scan(const T *D, size_t n, const unsigned char *active, hc_st
 }
 
 /* Lance-Williams for the reducible methods, as gc_hclust_lw() in C */
-__device__ __forceinline__ double lw(int method, double dki, double dkj, double dij,
+static __device__ __forceinline__ double lw(int method, double dki, double dkj, double dij,
                                      double ni, double nj, double nk)
 {
     switch (method) {
