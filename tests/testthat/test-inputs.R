@@ -199,6 +199,9 @@ test_that("DelayedArray, HDF5Array and big.matrix larger than a block: blocks ag
       d <- wrap[[nm]][[2]]
       lab <- sprintf("%s, %s, %s, %s", nm, method, use, info)
       want <- run(function() stats::cor(d, use = use, method = method))
+      # stats' Kendall warning with an NA column is random (helper-gpucor.R)
+      if (kendall_warning_is_random(d, NULL, method, use))
+        want$sd0 <- run(function() stats::cor(d, use = use, method = "spearman"))$sd0
       got <- run(function() gpucor::gpu_cor(obj, use = use, method = method, backend = "cpu"))
       expect_identical(got$sd0, want$sd0, label = lab)
       if (inherits(want$val, "error")) {
