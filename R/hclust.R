@@ -108,6 +108,7 @@ gpu_hclust <- function(d = NULL, x = NULL,
   if (length(dots) && (is.null(names(dots)) || !all(names(dots) %in% c("p", "assay"))))
     stop("'...' takes gpu_dist()'s 'p' and 'assay' only")
   if (!is.null(d) && length(dots)) stop("'p' and 'assay' go with 'x', not with 'd'")
+  pw <- if (is.null(dots$p)) 2 else dots$p
 
   if (!is.null(d)) {
     if (!inherits(d, "dist")) {
@@ -122,7 +123,7 @@ gpu_hclust <- function(d = NULL, x = NULL,
     dist.method <- attr(d, "method")
     work <- n * n
   } else {
-    m <- .dist_method(distance, if (is.null(dots$p)) 2 else dots$p)
+    m <- .dist_method(distance, pw)
     x <- .dist_input(x, if (is.null(dots$assay)) 1L else dots$assay)
     n <- as.double(nrow(x))
     labels <- dimnames(x)[[1L]]
@@ -150,7 +151,7 @@ gpu_hclust <- function(d = NULL, x = NULL,
     if (backend == "gpu" && reducible) {
       data <- x
     } else {
-      data <- gpu_dist(x, method = dist.method, p = if (is.null(dots$p)) 2 else dots$p,
+      data <- gpu_dist(x, method = dist.method, p = pw,
                        backend = backend, precision = "double", devices = devices)
       if (anyNA(data))
         stop("the distances between the rows of 'x' have NA/NaN values (a constant row, ",
@@ -168,7 +169,7 @@ gpu_hclust <- function(d = NULL, x = NULL,
   if (run_backend == "gpu") on.exit(if (!done) .gpu_forget())
   t0 <- proc.time()[["elapsed"]]
   r <- .Call(C_gpucor_hclust, data, n, i.meth, members,
-             if (is.null(x)) 0L else m, if (is.null(dots$p)) 2 else as.double(dots$p),
+             if (is.null(x)) 0L else m, as.double(pw),
              .engine_opts(run_backend, precision, verbose, devices), inplace)
   done <- TRUE
   rm(data)

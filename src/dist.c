@@ -16,7 +16,7 @@
 #include "cuda/engine.h"
 #endif
 
-static int any_nan(const double *x, size_t len)
+int gpucor_any_nan(const double *x, size_t len)
 {
     for (size_t k = 0; k < len; k++)
         if (isnan(x[k])) return 1;
@@ -137,7 +137,7 @@ SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts)
     gpucor_opts(opts, &o);
     size_t n = (size_t) nrows(x), p = (size_t) ncols(x);
     int used = 0;   /* the CPU engine's team size; 0: the GPU ran */
-    int anyna = m > DIST_MINKOWSKI ? any_nan(REAL(x), n * p) : 0;
+    int anyna = m > DIST_MINKOWSKI ? gpucor_any_nan(REAL(x), n * p) : 0;
 
     SEXP ans = PROTECT(allocVector(REALSXP, (R_xlen_t) dist_len(n)));
     int status = GPUCOR_OK, flag = 0;

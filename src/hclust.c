@@ -71,9 +71,8 @@ SEXP gpucor_hclust(SEXP data, SEXP size, SEXP method, SEXP members, SEXP metric,
         status = gc_hclust_cuda_open(n, dev, o.single, o.gpu_memory, &h, &dd, msg, sizeof msg);
         if (status == GPUCOR_OK && isx) {
             size_t p = (size_t) ncols(data);
-            int m = asInteger(metric) - 1, anyna = 0;
-            if (m > DIST_MINKOWSKI)
-                for (size_t k = 0; k < n * p && !anyna; k++) anyna = isnan(REAL(data)[k]);
+            int m = asInteger(metric) - 1;
+            int anyna = m > DIST_MINKOWSKI ? gpucor_any_nan(REAL(data), n * p) : 0;
             /* the distances go to the device that clusters them */
             gc_opts o1 = o;
             o1.ndevices = 1;

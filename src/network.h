@@ -24,6 +24,9 @@ typedef struct {
 int gpucor_cor_engine(const gc_cor_input *in, const gc_sink *sink, gc_host *host,
                       int *sd0, int *used, char *msg, size_t msgcap);
 
+/* Whether x[0 .. len) holds a NaN (NA). */
+int gpucor_any_nan(const double *x, size_t len);
+
 /* gpu_dist()'s metric m (DIST_*) between the n rows of x (n x p) into
  * sink; *flag: stats' warning (binary's non-finite values, or a zero sd). */
 int gpucor_dist_engine(const double *x, size_t n, size_t p, int m, double pw,

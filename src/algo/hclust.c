@@ -30,18 +30,22 @@ static double seconds_now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* Between steps, about every 0.2 s: Ctrl-C and the progress bar. */
+/* Between steps, about every 0.2 s: Ctrl-C (GPUCOR_ERR_INTERRUPT, with its
+ * message) and the progress bar. */
 typedef struct { gc_host *host; double last; } ticker;
 
-static int tick(ticker *t, size_t merges, size_t n)
+static int tick(ticker *t, size_t merges, size_t n, char *msg, size_t msgcap)
 {
     double now = seconds_now();
-    if (now - t->last < 0.2) return 0;
+    if (now - t->last < 0.2) return GPUCOR_OK;
     t->last = now;
-    if (t->host->interrupted && t->host->interrupted()) return 1;
+    if (t->host->interrupted && t->host->interrupted()) {
+        snprintf(msg, msgcap, "interrupted");
+        return GPUCOR_ERR_INTERRUPT;
+    }
     if (t->host->progress)
         t->host->progress(t->host->progress_ctx, (double) merges / (double) (n - 1));
-    return 0;
+    return GPUCOR_OK;
 }
 
 static void square_all(double *D, size_t len, int nt)
@@ -118,11 +122,8 @@ int gc_hclust_chain_cpu(double *D, size_t n, int method, const double *members,
         out->h[m] = method == HC_WARD_D2 ? sqrt(bv) : bv;
         m++;
         len -= 2;
-        if ((m & 255) == 0 && tick(&tk, m, n)) {
-            status = GPUCOR_ERR_INTERRUPT;
-            snprintf(msg, msgcap, "interrupted");
+        if ((m & 255) == 0 && (status = tick(&tk, m, n, msg, msgcap)) != GPUCOR_OK)
             goto done;
-        }
     }
     if (host->progress) host->progress(host->progress_ctx, 1.0);
 done:
@@ -200,11 +201,8 @@ int gc_hclust_generic_cpu(double *D, size_t n, int method, const double *members
             nn[i] = jj;
             disnn[i] = dm;
         }
-        if ((m & 63) == 63 && tick(&tk, m + 1, n)) {
-            status = GPUCOR_ERR_INTERRUPT;
-            snprintf(msg, msgcap, "interrupted");
+        if ((m & 63) == 63 && (status = tick(&tk, m + 1, n, msg, msgcap)) != GPUCOR_OK)
             goto done;
-        }
     }
     if (host->progress) host->progress(host->progress_ctx, 1.0);
 done:

@@ -40,6 +40,7 @@ typedef struct {
 
 struct gc_hclust_dev {
     int dev, single, prev;
+    int checked;             /* uploaded: the host has seen every value finite */
     size_t n;
     void *D;
     cudaStream_t st;
@@ -264,6 +265,7 @@ extern "C" int gc_hclust_cuda_upload(gc_hclust_dev *h, const double *d, int nthr
                            cudaMemcpyHostToDevice, h->st));
         CU(cudaEventRecord(ev[b], h->st));
     }
+    h->checked = 1;
 cleanup:
     if (h->st) cudaStreamSynchronize(h->st);
     for (int b = 0; b < 2; b++) {
@@ -338,15 +340,18 @@ static int run(gc_hclust_dev *h, int method, const double *members, gc_hclust_me
     CU(cudaMemsetAsync(active, 1, n, s));
     CU(cudaMemsetAsync(chain, 0, sizeof(int), s));
     CU(cudaMemcpyAsync(st, &init, sizeof init, cudaMemcpyHostToDevice, s));
-    hc_nan<T><<<1024, 256, 0, s>>>(D, dist_len(n), st);
-    LAUNCHED("hc_nan");
-    CU(cudaMemcpyAsync(&init, st, sizeof init, cudaMemcpyDeviceToHost, s));
-    CU(cudaStreamSynchronize(s));
-    if (init.na) {
-        *bad = 1;
-        snprintf(msg, msgcap, "a distance is NA or NaN");
-        status = GPUCOR_ERR_INVALID;
-        goto cleanup;
+    if (!h->checked) {
+        /* computed from x: a distance may be NA */
+        hc_nan<T><<<1024, 256, 0, s>>>(D, dist_len(n), st);
+        LAUNCHED("hc_nan");
+        CU(cudaMemcpyAsync(&init, st, sizeof init, cudaMemcpyDeviceToHost, s));
+        CU(cudaStreamSynchronize(s));
+        if (init.na) {
+            *bad = 1;
+            snprintf(msg, msgcap, "a distance is NA or NaN");
+            status = GPUCOR_ERR_INVALID;
+            goto cleanup;
+        }
     }
     if (method == HC_WARD_D2) {
         hc_square<T><<<1024, 256, 0, s>>>(D, dist_len(n));

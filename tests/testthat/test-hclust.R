@@ -70,7 +70,6 @@ test_that("from x: the distances of gpu_dist, clustered", {
   }
   # centroid from x runs stats' algorithm on the CPU (the distances may come
   # from the GPU)
-  d2 <- dist(x)^2
   for (be in backends)
     same_tree(stats::hclust(dist(x), "centroid"),
               gpu_hclust(x = x, method = "centroid", backend = be), tol = 1e-12)
