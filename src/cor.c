@@ -35,6 +35,7 @@ int gpucor_cor_engine(const gc_cor_input *in, const gc_sink *sink, gc_host *host
         a.y = in->y; a.q = q;
         a.rows = in->rows; a.nobs = in->nobs;
         a.method = in->method;
+        a.cosine = in->cosine;
         a.pairwise = in->use == USE_PAIRWISE;
         a.single = o->single;
         a.flags_out = flags;
@@ -56,6 +57,7 @@ int gpucor_cor_engine(const gc_cor_input *in, const gc_sink *sink, gc_host *host
     pb.rows = in->rows;
     pb.nobs = in->nobs;
     pb.method = in->method;
+    pb.cosine = in->cosine;
     pb.use = in->use;
     pb.sink = sink;
     pb.host = host;
@@ -78,7 +80,9 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts)
         error("incompatible dimensions");
     if (!isNull(rows) && TYPEOF(rows) != INTSXP)
         error("'rows' must be an integer vector");
-    int m = asInteger(method) - 1, u = asInteger(use) - 1;
+    /* method 4: uncentred (gpu_bicor's prepared columns) */
+    int m = asInteger(method) - 1, u = asInteger(use) - 1, cosine = m == COR_KENDALL + 1;
+    if (cosine) m = COR_PEARSON;
     if (m < COR_PEARSON || m > COR_KENDALL || u < USE_EVERYTHING || u > USE_PAIRWISE)
         error("invalid 'method' or 'use'");
     if (!isNull(rows) && u != USE_COMPLETE_OBS && u != USE_NA_OR_COMPLETE)
@@ -99,7 +103,7 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts)
     int sd0 = 0, used = 0, status;
     char msg[512] = "";
     gc_cor_input in = {REAL(x), isNull(y) ? NULL : REAL(y), n, p, q,
-                       isNull(rows) ? NULL : INTEGER(rows), nobs, m, u};
+                       isNull(rows) ? NULL : INTEGER(rows), nobs, m, u, cosine};
     status = gpucor_cor_engine(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
     if (status != GPUCOR_OK) {
         UNPROTECT(nprot);

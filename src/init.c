@@ -18,6 +18,10 @@ SEXP gpucor_apsp(SEXP w, SEXP size, SEXP weights, SEXP threshold, SEXP directed,
 SEXP gpucor_hclust(SEXP data, SEXP size, SEXP method, SEXP members, SEXP metric,
                    SEXP power, SEXP opts, SEXP inplace);
 SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts);
+SEXP gpucor_bicor_prep(SEXP x, SEXP params, SEXP opts);
+SEXP gpucor_bicor_pairs(SEXP x, SEXP fx, SEXP y, SEXP fy, SEXP params, SEXP r, SEXP opts);
+SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP params,
+                    SEXP opts);
 SEXP gpucor_gpu_info(void);
 SEXP gpucor_max_threads(void);
 SEXP gpucor_gpu_release(void);
@@ -54,6 +58,9 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_knn, 6),
     CALLDEF(gpucor_apsp, 7),
     CALLDEF(gpucor_hclust, 8),
+    CALLDEF(gpucor_bicor_prep, 3),
+    CALLDEF(gpucor_bicor_pairs, 7),
+    CALLDEF(gpucor_network, 7),
     CALLDEF(gpucor_gpu_info, 0),
     CALLDEF(gpucor_max_threads, 0),
     CALLDEF(gpucor_gpu_release, 0),

@@ -16,6 +16,7 @@ typedef struct {
     const int *rows;         /* complete modes: the rows used (0-based) */
     size_t nobs;
     int method, use;         /* COR_*, USE_* */
+    int cosine;              /* uncentred (gpu_bicor's prepared columns) */
 } gc_cor_input;
 
 /* Correlations into sink on the GPU (host->opts->gpu) or the CPU; *sd0:

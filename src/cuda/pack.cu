@@ -1,23 +1,87 @@
 /*
  * pack.cu -- the device half of the sinks: a canonical tile becomes
  * the contiguous range of the result it covers.  A dense panel of whole
- * columns already is that range; a 'dist' panel is packed (its pairs
- * i > j, column after column) with the sink's epilogue; the selecting
- * sink takes the panel as it is.
+ * columns already is that range (after its epilogue, in place); a 'dist'
+ * panel is packed (its pairs i > j, column after column) with the sink's
+ * epilogue; the resident sinks (SINK_DIST_DEVICE, SINK_DENSE_DEVICE) take
+ * the panel into device memory and stage nothing; SINK_POWSUM stages the
+ * columns' sums of powers; the selecting sink takes the panel as it is.
  */
 #include "run.cuh"
 
 template <typename T>
 __global__ static void pack_dist(const T *val, size_t ld, size_t i0, size_t ni,
-                                 size_t j0, size_t p, int epi, double scale, T *out)
+                                 size_t j0, size_t p, int epi, double beta, double scale,
+                                 T *out)
 {
     size_t b = blockIdx.y, j = j0 + b;
     size_t i = j + 1 + blockIdx.x * (size_t) blockDim.x + threadIdx.x;
     if (i >= p || i < i0 || i >= i0 + ni) return;
     T r = val[(i - i0) + b * ld];
     /* NA and NaN pass as they are (arithmetic would lose R's NA payload) */
-    if (!isnan(r)) r = (T) (gc_epilogue(epi, r) * scale);
+    if (!isnan(r)) r = (T) (gc_epilogue(epi, beta, r) * scale);
     out[dist_offset(p, j) - dist_offset(p, j0) + (i - j - 1)] = r;
+}
+
+/* A dense panel of whole columns (p rows, leading dimension ld_in) after
+ * the epilogue, into out (leading dimension ld_out; may be val itself). */
+template <typename T>
+__global__ static void dense_epilogue(const T *val, size_t ld_in, size_t p, size_t nj,
+                                      int epi, double beta, double scale, T *out,
+                                      size_t ld_out)
+{
+    size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x, b = blockIdx.y;
+    if (i >= p || b >= nj) return;
+    T r = val[i + b * ld_in];
+    if (!isnan(r)) r = (T) (gc_epilogue(epi, beta, (double) r * scale));
+    out[i + b * ld_out] = r;
+}
+
+/* The device half of SINK_POWSUM: per column b of the panel, the sums over
+ * rows i != j0 + b of the powers of the adjacency (engine.h's order of
+ * multiplications), npow doubles per column into out.  One block per
+ * column; each thread keeps POWCHUNK partial sums, a chunk of powers at a
+ * time. */
+#define POWCHUNK 16
+template <typename T>
+__global__ static void powsum(const T *val, size_t ld, size_t p, size_t j0, int epi,
+                              double beta, double scale, const double *w, int npow,
+                              double *out)
+{
+    __shared__ double sh[POWCHUNK][32];
+    size_t b = blockIdx.x, j = j0 + b;
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarp = blockDim.x >> 5;
+    for (int t0 = 0; t0 < npow; t0 += POWCHUNK) {
+        double acc[POWCHUNK];
+        for (int t = 0; t < POWCHUNK; t++) acc[t] = 0;
+        for (size_t i = threadIdx.x; i < p; i += blockDim.x) {
+            if (i == j) continue;
+            T raw = val[i + b * ld];
+            if (isnan(raw)) continue;
+            double a = gc_epilogue(epi, beta, (double) raw * scale), cur = 1.0, prev = 0.0;
+            if (a != a) continue;
+            for (int t = 0; t < npow && t < t0 + POWCHUNK; t++) {
+                cur *= gc_rpow(a, w[t] - prev);
+                prev = w[t];
+#pragma unroll
+                for (int u = 0; u < POWCHUNK; u++)
+                    if (u == t - t0) acc[u] += cur;
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < POWCHUNK; u++) {
+            double v = acc[u];
+            for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+            if (lane == 0) sh[u][warp] = v;
+        }
+        __syncthreads();
+        if (threadIdx.x < POWCHUNK && t0 + (int) threadIdx.x < npow) {
+            double v = 0;
+            for (int k = 0; k < nwarp; k++) v += sh[threadIdx.x][k];
+            out[(t0 + threadIdx.x) + b * (size_t) npow] = v;
+        }
+        __syncthreads();
+    }
 }
 
 int gc_cuda_stage(const gc_sink *sink, gc_tile *t, void *buf,
@@ -31,15 +95,56 @@ int gc_cuda_stage(const gc_sink *sink, gc_tile *t, void *buf,
         return gc_cuda_select(sink, t, buf, dst, count, st, msg, msgcap);
     }
     if (sink->kind != SINK_DIST && sink->kind != SINK_DIST_DEVICE) {
-        if (t->i0 != 0 || t->ni != p || (t->ld != p && t->nj > 1) ||
-            sink->epilogue != EPI_IDENTITY) {
-            snprintf(msg, msgcap, "internal error: a dense panel must be whole "
-                     "columns without an epilogue");
+        if (t->i0 != 0 || t->ni != p || (t->ld != p && t->nj > 1)) {
+            snprintf(msg, msgcap, "internal error: a dense panel must be whole columns");
             return GPUCOR_ERR_INVALID;
+        }
+        size_t esz = t->is_float ? sizeof(float) : sizeof(double);
+        dim3 grid((unsigned) ((p + 255) / 256), (unsigned) t->nj);
+        if (sink->kind == SINK_POWSUM) {
+            const gc_powsum *ps = sink->pow;
+            /* the powers sit after the sums in the sink's device buffer */
+            double *sums = (double *) buf, *w = sums + t->nj * ps->npow;
+            CU(cudaMemcpyAsync(w, ps->w, ps->npow * sizeof(double), cudaMemcpyHostToDevice, st));
+            if (t->nj) {
+                if (t->is_float)
+                    powsum<float><<<(unsigned) t->nj, 256, 0, st>>>(
+                        (const float *) t->val, t->ld, p, t->j0, sink->epilogue, sink->beta,
+                        t->scale, w, ps->npow, sums);
+                else
+                    powsum<double><<<(unsigned) t->nj, 256, 0, st>>>(
+                        (const double *) t->val, t->ld, p, t->j0, sink->epilogue, sink->beta,
+                        t->scale, w, ps->npow, sums);
+                LAUNCHED("powsum");
+            }
+            t->rec = TILE_POWSUM;
+            *dst = sums;
+            *offset = 0;
+            *count = (t->nj * ps->npow * sizeof(double) + esz - 1) / esz;
+            return GPUCOR_OK;
+        }
+        int dev = sink->kind == SINK_DENSE_DEVICE;
+        if (dev || sink->epilogue != EPI_IDENTITY) {
+            /* the resident matrix takes the panel after the epilogue, scaled;
+             * a host matrix gets its epilogue in place */
+            size_t ld = dev ? (sink->ld ? sink->ld : p) : t->ld;
+            void *out = dev ? (char *) sink->dev_out + t->j0 * ld * esz : (void *) t->val;
+            double scale = dev ? t->scale : 1.0;
+            if (t->nj) {
+                if (t->is_float)
+                    dense_epilogue<float><<<grid, 256, 0, st>>>(
+                        (const float *) t->val, t->ld, p, t->nj, sink->epilogue, sink->beta,
+                        scale, (float *) out, ld);
+                else
+                    dense_epilogue<double><<<grid, 256, 0, st>>>(
+                        (const double *) t->val, t->ld, p, t->nj, sink->epilogue, sink->beta,
+                        scale, (double *) out, ld);
+                LAUNCHED("dense_epilogue");
+            }
         }
         *dst = t->val;
         *offset = t->j0 * p;
-        *count = t->nj * p;
+        *count = dev ? 0 : t->nj * p;
         return GPUCOR_OK;
     }
     *dst = buf;
@@ -60,11 +165,11 @@ int gc_cuda_stage(const gc_sink *sink, gc_tile *t, void *buf,
         if (t->is_float)
             pack_dist<float><<<grid, 256, 0, st>>>((const float *) t->val, t->ld, t->i0,
                                                    t->ni, t->j0, p, sink->epilogue,
-                                                   scale, (float *) buf);
+                                                   sink->beta, scale, (float *) buf);
         else
             pack_dist<double><<<grid, 256, 0, st>>>((const double *) t->val, t->ld, t->i0,
                                                     t->ni, t->j0, p, sink->epilogue,
-                                                    scale, (double *) buf);
+                                                    sink->beta, scale, (double *) buf);
         LAUNCHED("pack_dist");
     }
 cleanup:

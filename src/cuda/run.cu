@@ -24,7 +24,9 @@ size_t gpucor_device_budget(const gc_host *host, size_t used)
 
 size_t gc_cuda_sink_col_bytes(const gc_sink *sink, size_t elt, int narrow)
 {
-    /* a selection's records fit where the column's values would */
+    /* a selection's records fit where the column's values would; the
+     * sums of powers take npow doubles per column (and the powers) */
+    if (sink->kind == SINK_POWSUM) return 2 * sink->pow->npow * sizeof(double);
     if (narrow) return sink->sel->k * sizeof(gc_pair);
     return sink->kind == SINK_DIST ? sink->p * elt
          : sink->kind == SINK_SELECT ? sink->p * elt + 64 : 0;
@@ -38,11 +40,12 @@ int gc_cuda_plan(const gc_sink *sink, size_t ncols, size_t rows, size_t elt,
     int narrow = whole && gc_cuda_select_topk(sink, elt);
     const char *env = getenv("GPUCOR_TEST_WIDE");   /* bench: "0" keeps 64 MiB panels */
     if (env && env[0] == '0') narrow = 0;
+    if (sink->kind == SINK_POWSUM) narrow = 1;     /* whole columns, a few sums each */
     size_t col = rows * elt + extra + gc_cuda_sink_col_bytes(sink, elt, narrow);
     size_t stage = sink->p * elt, cap = GPUCOR_PANEL_BYTES;
     if (narrow) {
         /* k records a column, and panels of up to 1 GiB of values */
-        stage = sink->sel->k * sizeof(gc_pair);
+        stage = gc_cuda_sink_col_bytes(sink, elt, 1);
         size_t wmax = GPUCOR_WIDE_PANEL_BYTES / (rows * elt ? rows * elt : 1);
         cap = stage * (wmax ? wmax : 1);
         if (cap > GPUCOR_PANEL_BYTES) cap = GPUCOR_PANEL_BYTES;

@@ -26,7 +26,7 @@ __device__ static inline int tile_value(const T *val, size_t a, size_t b, size_t
 {
     T raw = val[a + b * ld];
     if (isnan(raw)) return 0;
-    *v = gc_epilogue(epi, (double) raw * scale);
+    *v = gc_epilogue(epi, 0.0, (double) raw * scale);   /* no adjacency here */
     return 1;
 }
 

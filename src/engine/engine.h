@@ -16,6 +16,7 @@
 #define GPUCOR_ENGINE_H
 
 #include <stddef.h>
+#include <math.h>
 #include "../gpucor.h"
 #include "layout.h"
 
@@ -80,14 +81,34 @@ typedef struct {
     int tri;          /* GPU panels of a 'dist': only the pairs i > j hold
                          values (the others are scratch) */
 } gc_tile;
-enum { TILE_VALUES = 0, TILE_PAIRS = 1, TILE_TOPK = 2, TILE_HIST = 3 };
+enum { TILE_VALUES = 0, TILE_PAIRS = 1, TILE_TOPK = 2, TILE_HIST = 3, TILE_POWSUM = 4 };
 
 /* ---- sinks ---------------------------------------------------------------- */
-enum { SINK_DENSE = 0, SINK_DIST = 1, SINK_SELECT = 2, SINK_DIST_DEVICE = 3 };
-/* applied by the sink, once; an NA or NaN value passes unchanged */
-enum { EPI_IDENTITY = 0, EPI_ONE_MINUS = 1, EPI_ONE_MINUS_ABS = 2 };
+enum { SINK_DENSE = 0, SINK_DIST = 1, SINK_SELECT = 2, SINK_DIST_DEVICE = 3,
+       SINK_DENSE_DEVICE = 4, SINK_POWSUM = 5 };
+/* applied by the sink, once; an NA or NaN value passes unchanged.  The
+ * adjacencies of WGCNA (algo/wgcna.h) take the sink's 'beta': |r|^beta,
+ * ((1 + r) / 2)^beta, r > 0 ? r^beta : 0, and sign(r) |r|^beta (the
+ * adjacency a signed TOM is made of). */
+enum { EPI_IDENTITY = 0, EPI_ONE_MINUS = 1, EPI_ONE_MINUS_ABS = 2,
+       EPI_ADJ_UNSIGNED = 3, EPI_ADJ_SIGNED = 4, EPI_ADJ_HYBRID = 5,
+       EPI_ADJ_KEEP_SIGN = 6 };
 
 typedef struct gc_select gc_select;   /* engine/select.h */
+
+/* SINK_POWSUM (sink_powsum.c, cuda/reduce.cu): for every column j of a
+ * symmetric p x p result and every power w[t] (ascending), the sum over
+ * rows i != j of a_ij^w[t], a the value after the epilogue, NA left out:
+ * the connectivities of WGCNA's soft-threshold scan.  a^w[t] is built as
+ * pickSoftThreshold() builds it, a^w[t-1] * a^(w[t] - w[t-1]).  The host
+ * sums into per-thread slots, added up at the end. */
+typedef struct {
+    const double *w;     /* npow powers, ascending */
+    int npow;
+    int nslots;
+    double *slot;        /* nslots x p x npow (the CPU's threads) */
+    double *k;           /* out: p x npow, column t the powers' sums */
+} gc_powsum;
 
 typedef struct {
     int kind;            /* SINK_DENSE: p x q column-major; SINK_DIST: the
@@ -102,10 +123,17 @@ typedef struct {
     double *out;         /* the R result, gc_sink_len() doubles */
     gc_select *sel;      /* SINK_SELECT: what is kept of the tiles */
     void *dev_out;       /* SINK_DIST_DEVICE: doubles, or floats when the
-                            tiles are (the values times the tile's scale) */
+                            tiles are (the values times the tile's scale);
+                            SINK_DENSE_DEVICE: the p x q matrix there, leading
+                            dimension ld (the values after the epilogue) */
+    double beta;         /* the adjacencies' power */
+    size_t ld;           /* SINK_DENSE(_DEVICE): leading dimension (0: p) */
+    gc_powsum *pow;      /* SINK_POWSUM: the connectivities being summed */
 } gc_sink;
 
 size_t gc_sink_len(const gc_sink *s);
+/* SINK_POWSUM on the CPU: the threads' slots added up into pow->k. */
+void gc_powsum_finish(const gc_sink *s);
 /* Prepares the result memory for fast first writes (huge pages where the
  * OS offers them: host_mem.c). */
 void gc_sink_begin(const gc_sink *s);
@@ -122,10 +150,28 @@ void gc_sink_commit(const gc_sink *s, const gc_tile *t, size_t offset,
 /* Epilogue of one value, on the host (sink_*.c) and the device (pack.cu;
  * a float's 1 - r is exact in double, so rounding it back to float gives
  * float arithmetic's result). */
-GC_HOST_DEVICE static inline double gc_epilogue(int epi, double r)
+/* R's x^y (arithmetic.c, R_POW): x * x for y == 2, else pow(). */
+GC_HOST_DEVICE static inline double gc_rpow(double x, double y)
+{
+    if (y == 2.0) return x * x;
+    if (x == 1.0 || y == 0.0) return 1.0;
+    return pow(x, y);
+}
+
+GC_HOST_DEVICE static inline double gc_epilogue(int epi, double beta, double r)
 {
     if (epi == EPI_IDENTITY || r != r) return r;
-    return epi == EPI_ONE_MINUS ? 1.0 - r : 1.0 - (r < 0 ? -r : r);
+    switch (epi) {
+    case EPI_ONE_MINUS: return 1.0 - r;
+    case EPI_ONE_MINUS_ABS: return 1.0 - (r < 0 ? -r : r);
+    case EPI_ADJ_UNSIGNED: return gc_rpow(r < 0 ? -r : r, beta);
+    case EPI_ADJ_SIGNED: return gc_rpow((1.0 + r) / 2.0, beta);
+    case EPI_ADJ_HYBRID: return r > 0 ? gc_rpow(r, beta) : 0.0;
+    default: {                                   /* EPI_ADJ_KEEP_SIGN */
+        double a = pow(r < 0 ? -r : r, beta);
+        return signbit(r) ? -a : a;
+    }
+    }
 }
 
 /* ---- the host memory of results (host_mem.c) ----------------------------- */

@@ -1,17 +1,20 @@
 /*
  * sink.c -- what the sinks share: the result's length, its
  * memory, and the GPU's commits.  Each sink's tile writer is in its own
- * file (sink_dense.c, sink_dist.c); its device half in cuda/pack.cu.
+ * file (sink_dense.c, sink_dist.c, sink_select.c, sink_powsum.c); its
+ * device half in cuda/pack.cu, select.cu, reduce.cu.
  */
 #include "engine.h"
 #include "select.h"
 
 void gc_sink_emit_dense(const gc_sink *s, const gc_tile *t);
 void gc_sink_emit_dist(const gc_sink *s, const gc_tile *t);
+void gc_powsum_tile(const gc_sink *s, const gc_tile *t, int slot);
+void gc_powsum_commit(const gc_sink *s, const gc_tile *t);
 
 size_t gc_sink_len(const gc_sink *s)
 {
-    if (s->kind == SINK_SELECT || s->kind == SINK_DIST_DEVICE) return 0;
+    if (s->kind != SINK_DENSE && s->kind != SINK_DIST) return 0;
     return s->kind == SINK_DIST ? dist_len(s->p) : s->p * s->q;
 }
 
@@ -23,6 +26,7 @@ void gc_sink_begin(const gc_sink *s)
 void gc_sink_emit(const gc_sink *s, const gc_tile *t)
 {
     if (s->kind == SINK_SELECT) gc_select_tile(s, t, gc_select_slot());
+    else if (s->kind == SINK_POWSUM) gc_powsum_tile(s, t, gc_select_slot());
     else if (s->kind == SINK_DIST) gc_sink_emit_dist(s, t);
     else gc_sink_emit_dense(s, t);
 }
@@ -31,6 +35,8 @@ void gc_sink_commit(const gc_sink *s, const gc_tile *t, size_t offset,
                     size_t count, int nthreads)
 {
     if (s->kind == SINK_SELECT) gc_select_commit(s, t, nthreads);
-    else if (s->kind == SINK_DIST_DEVICE) return;   /* packed on the device already */
+    else if (s->kind == SINK_POWSUM) gc_powsum_commit(s, t);
+    else if (s->kind == SINK_DIST_DEVICE || s->kind == SINK_DENSE_DEVICE)
+        return;   /* laid out on the device already */
     else gc_copy_out(s->out + offset, t->val, count, t->is_float, t->scale, nthreads);
 }

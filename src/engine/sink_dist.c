@@ -15,6 +15,6 @@ void gc_sink_emit_dist(const gc_sink *s, const gc_tile *t)
         size_t base = dist_offset(s->p, j) - j - 1;
         size_t a = j + 1 > t->i0 ? j + 1 - t->i0 : 0;
         for (; a < t->ni; a++)
-            s->out[base + t->i0 + a] = gc_epilogue(s->epilogue, v[a + b * t->ld]);
+            s->out[base + t->i0 + a] = gc_epilogue(s->epilogue, s->beta, v[a + b * t->ld]);
     }
 }

@@ -172,7 +172,7 @@ void gc_select_tile(const gc_sink *sink, const gc_tile *t, int slot)
             double v = t->is_float ? (double) ((const float *) t->val)[a + b * t->ld] * t->scale
                                    : ((const double *) t->val)[a + b * t->ld];
             if (isnan(v)) continue;
-            v = gc_epilogue(sink->epilogue, v);
+            v = gc_epilogue(sink->epilogue, sink->beta, v);
             double st = sel_strength(s->strength, v);
             if (hist || coll) {
                 double key = st;

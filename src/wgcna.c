@@ -1,0 +1,209 @@
+/*
+ * wgcna.c -- .Call entry points of the WGCNA family (R/wgcna.R): bicor's
+ * column preparation and its pairwise-NA pairs (algo/bicor.h), and one
+ * entry for what is made of the correlations -- the adjacency matrix, the
+ * soft-threshold scan's connectivities (SINK_POWSUM), the TOM (algo/tom.h)
+ * as a matrix or as the 'dist' of 1 - TOM -- on either engine.
+ */
+#include <R.h>
+#include <Rinternals.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gpucor.h"
+#include "status.h"
+#include "network.h"
+#include "algo/bicor.h"
+#include "algo/tom.h"
+
+static void bicor_opts(const double *v, gc_bicor_opts *o)
+{
+    o->max_outliers = v[0];
+    o->fallback = (int) v[1];
+    o->pearson = v[2] != 0;
+}
+
+/* params: maxPOutliers, fallback (BICOR_FB_*), pearson.  list(z, flags) */
+SEXP gpucor_bicor_prep(SEXP x, SEXP params, SEXP opts)
+{
+    if (TYPEOF(x) != REALSXP || !isMatrix(x)) error("'x' must be a double matrix");
+    if (TYPEOF(params) != REALSXP || XLENGTH(params) != 3) error("invalid bicor parameters");
+    gc_opts o;
+    gpucor_opts(opts, &o);
+    gc_bicor_opts bo;
+    bicor_opts(REAL(params), &bo);
+    size_t n = (size_t) nrows(x), p = (size_t) ncols(x);
+    SEXP ans = PROTECT(allocVector(VECSXP, 2));
+    SEXP z = allocMatrix(REALSXP, (int) n, (int) p);
+    SET_VECTOR_ELT(ans, 0, z);
+    SEXP fl = allocVector(INTSXP, (R_xlen_t) p);
+    SET_VECTOR_ELT(ans, 1, fl);
+    if (gc_bicor_prep(REAL(x), n, p, &bo, REAL(z), INTEGER(fl), o.nthreads)) {
+        UNPROTECT(1);
+        error("gpu_bicor: out of host memory");
+    }
+    UNPROTECT(1);
+    return ans;
+}
+
+/* The pairs with NAs on their common rows, into r (p x q, the caller's
+ * fresh result).  params: x's three, y's three, quick.  Returns the
+ * number of pairs that became NA. */
+SEXP gpucor_bicor_pairs(SEXP x, SEXP fx, SEXP y, SEXP fy, SEXP params, SEXP r, SEXP opts)
+{
+    if (TYPEOF(x) != REALSXP || !isMatrix(x) || TYPEOF(fx) != INTSXP ||
+        XLENGTH(fx) != ncols(x))
+        error("internal error: invalid 'x'");
+    int sym = isNull(y);
+    if (!sym && (TYPEOF(y) != REALSXP || !isMatrix(y) || nrows(y) != nrows(x) ||
+                 TYPEOF(fy) != INTSXP || XLENGTH(fy) != ncols(y)))
+        error("internal error: invalid 'y'");
+    size_t n = (size_t) nrows(x), p = (size_t) ncols(x), q = sym ? p : (size_t) ncols(y);
+    if (TYPEOF(r) != REALSXP || (size_t) XLENGTH(r) != p * q)
+        error("internal error: invalid result");
+    if (TYPEOF(params) != REALSXP || XLENGTH(params) != 7) error("invalid bicor parameters");
+    gc_opts o;
+    gpucor_opts(opts, &o);
+    gc_bicor_opts ox, oy;
+    bicor_opts(REAL(params), &ox);
+    bicor_opts(REAL(params) + 3, &oy);
+    gpucor_progress pr;
+    gc_host host;
+    gpucor_host_init(&host, &o, &pr);
+    size_t nna = 0;
+    int st = gc_bicor_pairs(REAL(x), n, p, INTEGER(fx), &ox, sym ? NULL : REAL(y), q,
+                            sym ? NULL : INTEGER(fy), &oy, REAL(params)[6], REAL(r), &nna,
+                            o.nthreads, host.interrupted);
+    if (st == 1) gpucor_raise(GPUCOR_ERR_INTERRUPT, "gpu_bicor");
+    if (st == 2) gpucor_raise(GPUCOR_ERR_ALLOC, "gpu_bicor");
+    return ScalarReal((double) nna);
+}
+
+enum { NET_ADJACENCY = 1, NET_POWSUM = 2, NET_TOM = 3, NET_TOM_DIST = 4 };
+
+static int list_int(SEXP l, int k) { return asInteger(VECTOR_ELT(l, k)); }
+static double list_real(SEXP l, int k) { return asReal(VECTOR_ELT(l, k)); }
+
+/* x: the data (n x p; method 1 Pearson, 2 Spearman, 3 the prepared columns
+ * of bicor, uncentred) or an adjacency (method 0; TOM only); use, rows as
+ * gpu_cor's.  params: list(epilogue, beta, powers, tom type, mean denom). */
+SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP params,
+                    SEXP opts)
+{
+    if (TYPEOF(x) != REALSXP || !isMatrix(x)) error("internal error: 'x' must be a double matrix");
+    if (TYPEOF(params) != VECSXP || XLENGTH(params) != 5) error("internal error: invalid parameters");
+    if (!isNull(rows) && TYPEOF(rows) != INTSXP) error("'rows' must be an integer vector");
+    int w = asInteger(what), m = asInteger(method), u = asInteger(use) - 1;
+    if (w < NET_ADJACENCY || w > NET_TOM_DIST || m < 0 || m > 3 ||
+        u < USE_EVERYTHING || u > USE_PAIRWISE || (m == 0 && w < NET_TOM))
+        error("internal error: invalid network request");
+    size_t n = (size_t) nrows(x), p = m ? (size_t) ncols(x) : n;
+    if (m == 0 && (size_t) ncols(x) != n) error("the adjacency must be square");
+    gc_opts o;
+    gpucor_opts(opts, &o);
+    int epi = list_int(params, 0);
+    double beta = list_real(params, 1);
+    SEXP powers = VECTOR_ELT(params, 2);
+    gc_tom_args ta = {list_int(params, 3), list_int(params, 4)};
+    gc_cor_input in = {REAL(x), NULL, n, p, p, isNull(rows) ? NULL : INTEGER(rows),
+                       isNull(rows) ? n : (size_t) XLENGTH(rows),
+                       m == 2 ? COR_SPEARMAN : COR_PEARSON, u, m == 3};
+    gpucor_progress pr;
+    gc_host host;
+    gpucor_host_init(&host, &o, &pr);
+    int status = GPUCOR_OK, sd0 = 0, used = 0, nprot = 0;
+    char msg[512] = "";
+    SEXP ans = R_NilValue;
+
+    if (w == NET_ADJACENCY || w == NET_POWSUM) {
+        gc_sink sink = {SINK_DENSE, epi, 1, p, p};
+        sink.beta = beta;
+        gc_powsum ps = {0};
+        if (w == NET_ADJACENCY) {
+            ans = PROTECT(allocMatrix(REALSXP, (int) p, (int) p)); nprot++;
+            sink.out = REAL(ans);
+        } else {
+            if (TYPEOF(powers) != REALSXP) error("internal error: invalid powers");
+            ps.w = REAL(powers);
+            ps.npow = (int) XLENGTH(powers);
+            ps.nslots = o.nthreads > 0 ? o.nthreads : 1;
+            ans = PROTECT(allocMatrix(REALSXP, (int) p, ps.npow)); nprot++;
+            memset(REAL(ans), 0, p * ps.npow * sizeof(double));
+            ps.k = REAL(ans);
+            ps.slot = calloc((size_t) ps.nslots * p * ps.npow + 1, sizeof(double));
+            if (!ps.slot) { UNPROTECT(nprot); gpucor_raise(GPUCOR_ERR_ALLOC, "gpu_soft_threshold"); }
+            sink.kind = SINK_POWSUM;
+            sink.pow = &ps;
+        }
+        status = gpucor_cor_engine(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
+        if (status == GPUCOR_OK && w == NET_POWSUM && used) gc_powsum_finish(&sink);
+        free(ps.slot);
+    } else {
+        /* the genes: p (x's columns, or the adjacency's side) */
+        size_t g = p;
+        size_t len = w == NET_TOM ? g * g : dist_len(g);
+        ans = PROTECT(w == NET_TOM ? allocMatrix(REALSXP, (int) g, (int) g)
+                                   : allocVector(REALSXP, (R_xlen_t) len)); nprot++;
+        gc_sink out = {w == NET_TOM ? SINK_DENSE : SINK_DIST,
+                       w == NET_TOM ? EPI_IDENTITY : EPI_ONE_MINUS, 1, g, g, REAL(ans)};
+        if (o.gpu) {
+#ifdef GPUCOR_CUDA
+            int dev = o.ndevices ? o.devices[0] : 0;
+            gc_tom_dev *h = NULL;
+            void *dA = NULL;
+            status = gc_tom_cuda_open(g, dev, o.single, o.gpu_memory, &h, &dA, msg, sizeof msg);
+            if (status == GPUCOR_OK && m == 0) {
+                status = gc_tom_cuda_upload(h, REAL(x), msg, sizeof msg);
+            } else if (status == GPUCOR_OK) {
+                /* the adjacency goes to the device that holds it */
+                gc_opts o1 = o;
+                o1.ndevices = 1;
+                o1.devices[0] = dev;
+                gc_host h1 = host;
+                h1.opts = &o1;
+                gc_sink sink = {SINK_DENSE_DEVICE, epi, 1, g, g, NULL, NULL, dA, beta, g};
+                status = gpucor_cor_engine(&in, &sink, &h1, &sd0, &used, msg, sizeof msg);
+                if (status == GPUCOR_OK && used) {
+                    status = GPUCOR_ERR_INVALID;
+                    snprintf(msg, sizeof msg, "internal error: the adjacency was not "
+                             "computed on the GPU");
+                }
+            }
+            used = 0;
+            if (status == GPUCOR_OK)
+                status = gc_tom_cuda_run(h, &ta, &out, &host, msg, sizeof msg);
+            gc_tom_cuda_close(h);
+#else
+            status = GPUCOR_ERR_INVALID;
+            snprintf(msg, sizeof msg, "gpucor was built without CUDA");
+#endif
+        } else {
+            size_t ld = (g + 3) & ~(size_t) 3;
+            double *A = calloc(ld * g + 1, sizeof(double));
+            if (!A) {
+                UNPROTECT(nprot);
+                error("gpu_tom: out of host memory for the %.2f GB adjacency", ld * g * 8.0 / 1e9);
+            }
+            if (m == 0) {
+                for (size_t j = 0; j < g; j++)
+                    memcpy(A + j * ld, REAL(x) + j * g, g * sizeof(double));
+            } else {
+                gc_sink sink = {SINK_DENSE, epi, 1, g, g, A, NULL, NULL, beta, ld};
+                status = gpucor_cor_engine(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
+            }
+            if (status == GPUCOR_OK) status = gc_tom_cpu(A, g, ld, &ta, &out, &host, &used);
+            free(A);
+        }
+    }
+    if (status != GPUCOR_OK) {
+        UNPROTECT(nprot);
+        gpucor_raise_msg(status, w == NET_ADJACENCY ? "gpu_adjacency"
+                         : w == NET_POWSUM ? "gpu_soft_threshold" : "gpu_tom", msg);
+    }
+    if (used) gpucor_set_threads(ans, &o, used);
+    else {
+        gpucor_set_timing(ans, &o, host.seconds);
+        if (host.note[0]) warning("%s", host.note);
+    }
+    UNPROTECT(nprot);
+    return ans;
+}
