@@ -5,7 +5,7 @@
 #   the GPU benchmark.  Usage there (from the repository root):
 #     bash bench/device.sh [tests] [sanitize] [racecheck] [bench] [bench-<part>]
 #                          [identical] [compare] [big] [interrupt] [smoke]
-#                          [devices] [profile] [edges|paths|hclust]
+#                          [devices] [profile] [edges|paths|hclust|wgcna]
 #                          [<file>-tests] [sanitize-<file>]
 #   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all;
 #   compare times the GPU cases of bench/compare_case.R with the build of
@@ -44,8 +44,8 @@ tests)
       sum(d$passed), sum(d$failed) + sum(d$error), sum(d$skipped)))' 2>&1 | tee "$OUT/tests.log" | tail -40 ;;
 big)
   GPUCOR_BIG_TESTS=true Rscript -e 'testthat::test_file("tests/testthat/test-gpu.R", package = "gpucor", load_package = "installed")' 2>&1 | tee "$OUT/big.log" | tail -15 ;;
-edges|paths|hclust)
-  # issue 10's, 12's and 13's tables (bench/<step>.R); CASES: a subset
+edges|paths|hclust|wgcna)
+  # issue 10's, 11's, 12's and 13's tables (bench/<step>.R); CASES: a subset
   Rscript bench/$w.R ${CASES:-} 2>&1 | tee "$OUT/$w.log" ;;
 profile-edges)
   Rscript bench/profile_edges.R ${PROFILE_PARTS:-} 2>&1 | tee "$OUT/profile-edges.log" ;;
@@ -55,7 +55,7 @@ profile-edges)
   Rscript -e 'a <- commandArgs(TRUE); r <- as.data.frame(testthat::test_file(sprintf("tests/testthat/test-%s.R", a),
     package = "gpucor", load_package = "installed", reporter = "summary")); cat(sprintf("%s tests: %d passed, %d failed, %d skipped\n",
     a, sum(r$passed), sum(r$failed) + sum(r$error), sum(r$skipped)))' "$t" 2>&1 | tee "$OUT/$w.log" | tail -30 ;;
-sanitize-edges|sanitize-paths|sanitize-hclust)
+sanitize-edges|sanitize-paths|sanitize-hclust|sanitize-wgcna)
   # memcheck with leak check, then racecheck, over one test file
   t=${w#sanitize-}
   cat > /tmp/san-$t.R <<R
@@ -80,7 +80,8 @@ library(testthat); library(gpucor)
 source("tests/testthat/helper-gpucor.R"); source("tests/testthat/helper-dist.R")
 for (f in c("tests/testthat/test-gpu.R", "tests/testthat/test-gpu-na.R",
             "tests/testthat/test-reproducers.R", "tests/testthat/test-edges.R",
-            "tests/testthat/test-paths.R", "tests/testthat/test-hclust.R"))
+            "tests/testthat/test-paths.R", "tests/testthat/test-hclust.R",
+            "tests/testthat/test-wgcna.R"))
   test_file(f, package = "gpucor", load_package = "installed")
 quit(save = "no")
 R
@@ -126,6 +127,27 @@ R
   /usr/local/cuda/bin/compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 9 \
     --log-file "$OUT/racecheck-hc.log" Rscript /tmp/race-hc.R > "$OUT/racecheck-hc-run.log" 2>&1
   echo "compute-sanitizer racecheck (hclust kernels) exit: $?"; tail -3 "$OUT/racecheck-hc.log"; tail -1 "$OUT/racecheck-hc-run.log" ;;
+racecheck-wgcna)
+  # the WGCNA family's kernels (powsum, dense epilogue, TOM degrees and
+  # panels) on a small problem
+  cat > /tmp/race-wg.R <<'R'
+library(gpucor); set.seed(1)
+x <- matrix(rnorm(40 * 70), 40)
+for (pr in c("double", "single")) {
+  a <- gpu_tom(x, backend = "gpu", precision = pr)
+  b <- gpu_tom(x, backend = "gpu", precision = pr, dist = TRUE, TOMType = "unsigned 2")
+  s <- gpu_soft_threshold(x, backend = "gpu", precision = pr)
+  d <- gpu_adjacency(x, type = "signed", backend = "gpu", precision = pr)
+}
+stopifnot(max(abs(gpu_tom(x, backend = "gpu") - gpu_tom(x, backend = "cpu"))) < 1e-12)
+cat("racecheck script done\n")
+R
+  /usr/local/cuda/bin/compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 9 \
+    --log-file "$OUT/racecheck-wg.log" Rscript /tmp/race-wg.R > "$OUT/racecheck-wg-run.log" 2>&1
+  echo "compute-sanitizer racecheck (WGCNA kernels) exit: $?"; tail -3 "$OUT/racecheck-wg.log"; tail -1 "$OUT/racecheck-wg-run.log" ;;
+wgcna-smoke)
+  # the GPU against the CPU engine for every WGCNA function, before the tests
+  Rscript bench/wgcna_smoke.R 2>&1 | tee "$OUT/wgcna-smoke.log" | tail -40 ;;
 identical)
   # bitwise identity with the build of .bench-base, both engines
   [ -f /tmp/libbase/gpucor/DESCRIPTION ] || { echo "no .bench-base build"; tail -20 "$OUT/install-base.log"; continue; }
