@@ -54,11 +54,14 @@
 
 # Constant columns (all observed values equal, or none observed): WGCNA's
 # cor() makes their whole row and column NA, the diagonal included.
-.constant_cols <- function(x)
-  vapply(seq_len(ncol(x)), function(j) {
-    v <- x[!is.na(x[, j]), j]
-    length(v) == 0L || all(v == v[1L])
-  }, logical(1))
+.constant_cols <- function(x) {
+  if (!ncol(x)) return(logical(0))
+  if (!anyNA(x)) return(colSums(x != rep(x[1L, ], each = nrow(x))) == 0)
+  # an empty column: min Inf > max -Inf
+  lo <- suppressWarnings(apply(x, 2L, min, na.rm = TRUE))
+  hi <- suppressWarnings(apply(x, 2L, max, na.rm = TRUE))
+  lo >= hi
+}
 
 #' Biweight midcorrelation, as WGCNA::bicor computes it
 #'
@@ -201,7 +204,7 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
   # WGCNA's cor(): the pairwise rule of stats; its constant columns are NA
   # on the diagonal too (Spearman is stats::cor's)
   list(x = x, method = match(corType, c("pearson", "spearman")), use = use, rows = NULL,
-       na_cols = if (corType == "pearson") .constant_cols(x) else logical(ncol(x)))
+       na_cols = if (corType == "pearson") NULL else logical(0))
 }
 
 .network_params <- function(epi, beta = 1, powers = numeric(0), tom = 0L, mean_denom = 0L)
@@ -283,18 +286,22 @@ gpu_adjacency <- function(x, power = 6, type = c("unsigned", "signed", "signed h
                     "gpu_adjacency")
     a <- .adjacency_of(r, type, power)
   } else {
-    a <- .network_call(inp, 1L, .network_params(.epi_adjacency[[type]], power), opts,
-                       backend, precision, devices, verbose, "gpu_adjacency")
-    if (any(inp$na_cols)) {
-      a[inp$na_cols, ] <- NA_real_
-      a[, inp$na_cols] <- NA_real_
-    }
+    na_cols <- if (is.null(inp$na_cols)) .constant_cols(x) else inp$na_cols
+    return(.network_call(inp, 1L, .network_params(.epi_adjacency[[type]], power), opts,
+                         backend, precision, devices, verbose, "gpu_adjacency",
+                         colnames(x), na_cols))
   }
   dimnames(a) <- list(colnames(x), colnames(x))
   a
 }
 
-.network_call <- function(inp, what, params, opts, backend, precision, devices, verbose, fun) {
+# The engine's result, finished where it was made (a large result passed
+# back through a closure would be copied at its next attribute change):
+# NA rows and columns (na_cols), dimnames from labels, or the attributes of
+# a 'dist' of 1 - TOM; a warning when genes with NA adjacencies made TOM
+# values NA.
+.network_call <- function(inp, what, params, opts, backend, precision, devices, verbose, fun,
+                          labels = NULL, na_cols = NULL, call = NULL, size = NULL) {
   done <- FALSE
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
   t0 <- proc.time()[["elapsed"]]
@@ -302,7 +309,21 @@ gpu_adjacency <- function(x, power = 6, type = c("unsigned", "signed", "signed h
   done <- TRUE
   if (verbose)
     .engine_report(fun, attr(r, "threads"), precision, proc.time()[["elapsed"]] - t0, devices)
-  attr(r, "threads") <- attr(r, "timing") <- NULL
+  bad <- attr(r, "bad")
+  if (what == 4L) {
+    attributes(r) <- list(Size = size, Labels = labels, Diag = FALSE, Upper = FALSE,
+                          method = "1 - TOM", call = call, class = "dist")
+  } else {
+    attributes(r) <- list(dim = dim(r))
+    if (any(na_cols)) {
+      r[na_cols, ] <- NA_real_
+      r[, na_cols] <- NA_real_
+    }
+    if (what != 2L && !is.null(labels)) dimnames(r) <- list(labels, labels)
+  }
+  if (!is.null(bad))
+    warning(sprintf("%d gene%s with NA adjacencies (a constant gene, or pairs of genes with fewer than two common samples) make their TOM values NA -- a constant gene makes them all NA; remove such genes first (WGCNA::goodSamplesGenes)",
+                    as.integer(bad), if (bad == 1) "" else "s"), call. = FALSE)
   r
 }
 
@@ -541,20 +562,10 @@ gpu_tom <- function(x = NULL, power = 6, networkType = "unsigned",
       inp <- list(x = A, method = 0L, use = 1L, rows = NULL)
     }
   }
-  what <- if (dist) 4L else 3L
-  tom <- .network_call(inp, what, .network_params(epi, power, tom = tom_code,
-                                                  mean_denom = TOMDenom == "mean"),
-                       opts, backend, precision, devices, verbose, "gpu_tom")
-  if (anyNA(tom))
-    warning("some TOM values are NA: genes with NA adjacencies (a constant gene, or a pair of genes with fewer than two common samples) -- remove them first (WGCNA::goodSamplesGenes)",
-            call. = FALSE)
-  if (dist) {
-    attributes(tom) <- list(Size = n, Labels = labels, Diag = FALSE, Upper = FALSE,
-                            method = "1 - TOM", call = match.call(), class = "dist")
-  } else if (!is.null(labels)) {
-    dimnames(tom) <- list(labels, labels)
-  }
-  tom
+  .network_call(inp, if (dist) 4L else 3L,
+                .network_params(epi, power, tom = tom_code, mean_denom = TOMDenom == "mean"),
+                opts, backend, precision, devices, verbose, "gpu_tom", labels,
+                call = match.call(), size = n)
 }
 
 # TOMsimilarity()'s checks of an adjacency, with clearer words; NA -> 0.

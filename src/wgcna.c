@@ -111,6 +111,7 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
     gc_host host;
     gpucor_host_init(&host, &o, &pr);
     int status = GPUCOR_OK, sd0 = 0, used = 0, nprot = 0;
+    size_t nbad = 0;
     char msg[512] = "";
     SEXP ans = R_NilValue;
 
@@ -170,7 +171,7 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
             }
             used = 0;
             if (status == GPUCOR_OK)
-                status = gc_tom_cuda_run(h, &ta, &out, &host, msg, sizeof msg);
+                status = gc_tom_cuda_run(h, &ta, &out, &host, &nbad, msg, sizeof msg);
             gc_tom_cuda_close(h);
 #else
             status = GPUCOR_ERR_INVALID;
@@ -190,7 +191,7 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
                 gc_sink sink = {SINK_DENSE, epi, 1, g, g, A, NULL, NULL, beta, ld};
                 status = gpucor_cor_engine(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
             }
-            if (status == GPUCOR_OK) status = gc_tom_cpu(A, g, ld, &ta, &out, &host, &used);
+            if (status == GPUCOR_OK) status = gc_tom_cpu(A, g, ld, &ta, &out, &host, &used, &nbad);
             free(A);
         }
     }
@@ -204,6 +205,7 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
         gpucor_set_timing(ans, &o, host.seconds);
         if (host.note[0]) warning("%s", host.note);
     }
+    if (nbad) setAttrib(ans, install("bad"), ScalarReal((double) nbad));
     UNPROTECT(nprot);
     return ans;
 }

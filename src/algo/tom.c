@@ -52,7 +52,7 @@ static void tom_fill(void *vctx, size_t i0, size_t ni, size_t j0, size_t nj,
 }
 
 int gc_tom_cpu(double *A, size_t n, size_t ld, const gc_tom_args *ta,
-               const gc_sink *sink, const gc_host *host, int *team)
+               const gc_sink *sink, const gc_host *host, int *team, size_t *nbad)
 {
     double *k = malloc((n ? n : 1) * sizeof *k);
     if (!k) return GPUCOR_ERR_ALLOC;
@@ -61,6 +61,8 @@ int gc_tom_cpu(double *A, size_t n, size_t ld, const gc_tom_args *ta,
 #pragma omp parallel for num_threads(nt) schedule(static)
 #endif
     for (size_t j = 0; j < n; j++) gc_tom_degrees(A, n, ld, j, j + 1, k);
+    *nbad = 0;
+    for (size_t j = 0; j < n; j++) *nbad += k[j] != k[j];
     tom_ctx c = {A, k, n, ld, ta};
     size_t tile = host->opts->cpu_tile ? host->opts->cpu_tile : TILE_TOM;
     int status = cpu_tiles_run(n, n, 1, tile, tom_fill, &c, 0, sink, host, team);

@@ -56,9 +56,10 @@ typedef struct {
 /* CPU: the TOM of the n x n adjacency A (leading dimension ld, a multiple
  * of 4, rows n .. ld zero) into sink (a dense symmetric matrix or a
  * 'dist').  A's diagonal becomes 1 and its NAs 0 (their genes' pairs NA).
- * Returns a status; *team: the threads that ran. */
+ * Returns a status; *team: the threads that ran; *nbad: the genes whose
+ * row of A held an NA. */
 int gc_tom_cpu(double *A, size_t n, size_t ld, const gc_tom_args *ta,
-               const gc_sink *sink, const gc_host *host, int *team);
+               const gc_sink *sink, const gc_host *host, int *team, size_t *nbad);
 
 /* Diagonal to 1, NAs to 0, and k_i (NaN for a gene whose row had an NA):
  * columns [c0, c1) of A. */
@@ -73,7 +74,7 @@ int gc_tom_cuda_open(size_t n, int device, int single, double gpu_memory,
                      gc_tom_dev **hp, void **dev_a, char *msg, size_t msgcap);
 int gc_tom_cuda_upload(gc_tom_dev *h, const double *A, char *msg, size_t msgcap);
 int gc_tom_cuda_run(gc_tom_dev *h, const gc_tom_args *ta, const gc_sink *sink,
-                    gc_host *host, char *msg, size_t msgcap);
+                    gc_host *host, size_t *nbad, char *msg, size_t msgcap);
 void gc_tom_cuda_close(gc_tom_dev *h);
 
 #endif

@@ -43,30 +43,45 @@ __global__ static void dense_epilogue(const T *val, size_t ld_in, size_t p, size
  * column; each thread keeps POWCHUNK partial sums, a chunk of powers at a
  * time. */
 #define POWCHUNK 16
+/* R's x^y for the steps between powers: 1 and 2 exactly, without pow() */
+__device__ static inline double step_pow(double x, double y)
+{
+    return y == 1.0 ? x : gc_rpow(x, y);
+}
 template <typename T>
 __global__ static void powsum(const T *val, size_t ld, size_t p, size_t j0, int epi,
                               double beta, double scale, const double *w, int npow,
                               double *out)
 {
     __shared__ double sh[POWCHUNK][32];
+    __shared__ double steps[POWCHUNK];
     size_t b = blockIdx.x, j = j0 + b;
     int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarp = blockDim.x >> 5;
     for (int t0 = 0; t0 < npow; t0 += POWCHUNK) {
         double acc[POWCHUNK];
-        for (int t = 0; t < POWCHUNK; t++) acc[t] = 0;
+#pragma unroll
+        for (int u = 0; u < POWCHUNK; u++) acc[u] = 0;
+        if (threadIdx.x < POWCHUNK && t0 + (int) threadIdx.x < npow) {
+            int t = t0 + threadIdx.x;
+            steps[threadIdx.x] = w[t] - (t ? w[t - 1] : 0.0);
+        }
+        __syncthreads();
         for (size_t i = threadIdx.x; i < p; i += blockDim.x) {
             if (i == j) continue;
             T raw = val[i + b * ld];
             if (isnan(raw)) continue;
             double a = gc_epilogue(epi, beta, (double) raw * scale), cur = 1.0, prev = 0.0;
             if (a != a) continue;
-            for (int t = 0; t < npow && t < t0 + POWCHUNK; t++) {
-                cur *= gc_rpow(a, w[t] - prev);
+            for (int t = 0; t < t0; t++) {      /* the powers of earlier chunks */
+                cur *= step_pow(a, w[t] - prev);
                 prev = w[t];
-#pragma unroll
-                for (int u = 0; u < POWCHUNK; u++)
-                    if (u == t - t0) acc[u] += cur;
             }
+#pragma unroll
+            for (int u = 0; u < POWCHUNK; u++)
+                if (t0 + u < npow) {
+                    cur *= step_pow(a, steps[u]);
+                    acc[u] += cur;
+                }
         }
 #pragma unroll
         for (int u = 0; u < POWCHUNK; u++) {

@@ -122,15 +122,16 @@ cleanup:
 typedef struct {
     gc_tom_dev *h;
     const gc_tom_args *ta;
+    size_t nbad;          /* out: genes with an NA adjacency */
 } tom_job_args;
 
 template <typename T>
 static int tom_run(gc_tom_dev *hd, const gc_tom_args *ta, const gc_sink *sink,
-                   gc_host *host, char *msg, size_t msgcap)
+                   gc_host *host, size_t *nbad, char *msg, size_t msgcap)
 {
     int status = GPUCOR_OK;
     gpucor_ctx *gc = NULL;
-    double *k = NULL;
+    double *k = NULL, *hk = NULL;
     T *buf = NULL;
     T *A = (T *) hd->A;
     size_t n = hd->n;
@@ -142,6 +143,16 @@ static int tom_run(gc_tom_dev *hd, const gc_tom_args *ta, const gc_sink *sink,
     if (n) {
         tom_degrees<T><<<(unsigned) n, 256, 0, gc->st>>>(A, n, k);
         LAUNCHED("tom_degrees");
+        hk = (double *) malloc(n * sizeof(double));
+        if (!hk) {
+            snprintf(msg, msgcap, "out of host memory");
+            status = GPUCOR_ERR_ALLOC;
+            goto cleanup;
+        }
+        CU(cudaMemcpyAsync(hk, k, n * sizeof(double), cudaMemcpyDeviceToHost, gc->st));
+        CU(cudaStreamSynchronize(gc->st));
+        *nbad = 0;
+        for (size_t j = 0; j < n; j++) *nbad += hk[j] != hk[j];
     }
     status = gc_cuda_plan(sink, dist ? (n > 0 ? n - 1 : 0) : n, n, sizeof(T), 0,
                           n * n * sizeof(T), 1, (size_t) -1, !dist, host, &pl, msg, msgcap);
@@ -159,6 +170,7 @@ cleanup:
     if (gc && gc->st) cudaStreamSynchronize(gc->st);
     cudaFree(k);
     cudaFree(buf);
+    free(hk);
     if (status != GPUCOR_OK && status != GPUCOR_ERR_INTERRUPT) gpucor_ctx_drop();
     return status;
 }
@@ -166,8 +178,8 @@ cleanup:
 static int tom_job(void *arg, const gc_sink *sink, gc_host *host, char *msg, size_t msgcap)
 {
     tom_job_args *a = (tom_job_args *) arg;
-    if (a->h->single) return tom_run<float>(a->h, a->ta, sink, host, msg, msgcap);
-    return tom_run<double>(a->h, a->ta, sink, host, msg, msgcap);
+    if (a->h->single) return tom_run<float>(a->h, a->ta, sink, host, &a->nbad, msg, msgcap);
+    return tom_run<double>(a->h, a->ta, sink, host, &a->nbad, msg, msgcap);
 }
 
 extern "C" int gc_tom_cuda_open(size_t n, int device, int single, double gpu_memory,
@@ -241,7 +253,7 @@ cleanup:
 }
 
 extern "C" int gc_tom_cuda_run(gc_tom_dev *h, const gc_tom_args *ta, const gc_sink *sink,
-                               gc_host *host, char *msg, size_t msgcap)
+                               gc_host *host, size_t *nbad, char *msg, size_t msgcap)
 {
     /* one worker, on the device that holds A */
     gc_opts o1 = *host->opts;
@@ -249,10 +261,11 @@ extern "C" int gc_tom_cuda_run(gc_tom_dev *h, const gc_tom_args *ta, const gc_si
     o1.devices[0] = h->dev;
     gc_host h1 = *host;
     h1.opts = &o1;
-    tom_job_args a = {h, ta};
+    tom_job_args a = {h, ta, 0};
     gc_worker_result res[1];
     int status = gc_cuda_workers(tom_job, &a, sizeof a, 1, sink, &h1, res, msg, msgcap);
     memcpy(host->seconds, h1.seconds, sizeof host->seconds);
+    *nbad = a.nbad;
     return status;
 }
 
