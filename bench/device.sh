@@ -145,6 +145,9 @@ R
   /usr/local/cuda/bin/compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 9 \
     --log-file "$OUT/racecheck-wg.log" Rscript /tmp/race-wg.R > "$OUT/racecheck-wg-run.log" 2>&1
   echo "compute-sanitizer racecheck (WGCNA kernels) exit: $?"; tail -3 "$OUT/racecheck-wg.log"; tail -1 "$OUT/racecheck-wg-run.log" ;;
+wgcna-all)
+  # the vignette's ALL pipeline against blockwiseModules (bench/wgcna_all.R)
+  Rscript bench/wgcna_all.R 2>&1 | tee "$OUT/wgcna-all.log" | tail -40 ;;
 wgcna-smoke)
   # the GPU against the CPU engine for every WGCNA function, before the tests
   Rscript bench/wgcna_smoke.R 2>&1 | tee "$OUT/wgcna-smoke.log" | tail -40 ;;
