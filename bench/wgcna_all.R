@@ -33,6 +33,16 @@ allowWGCNAThreads(nthreads)
 t_bw <- tm(bw <- blockwiseModules(x, maxBlockSize = 12625, power = power,
                                   numericLabels = TRUE, nThreads = nthreads, verbose = 0))
 w <- as.vector(bw$unmergedColors)   # modules before mergeCloseModules
+# the same with WGCNA's kME pruning and reassignment after the cut turned off
+t_bw0 <- tm(bw0 <- blockwiseModules(x, maxBlockSize = 12625, power = power,
+                                    numericLabels = TRUE, nThreads = nthreads, verbose = 0,
+                                    minCoreKME = 0, minKMEtoStay = 0, reassignThreshold = 0))
+w0 <- as.vector(bw0$unmergedColors)
+# WGCNA's TOM of the same data, against gpu_tom's
+tw <- TOMsimilarityFromExpr(x, power = power, nThreads = nthreads, verbose = 0)
+tom_diff <- max(abs(as.vector(d) - as.vector(as.dist(1 - tw))))
+rm(tw)
+t_ghc <- tm(tree2 <- gpu_hclust(d, method = "average", backend = "gpu"))
 
 # agreement: each gpucor module's best-matching WGCNA module
 ari <- function(a, b) {
@@ -62,8 +72,15 @@ res <- list(
   ari = ari(mods, w), modules = c(gpucor = length(setdiff(unique(mods), 0)),
                                   WGCNA = length(setdiff(unique(w), 0))),
   grey = c(gpucor = sum(mods == 0), WGCNA = sum(w == 0)),
-  identical_labels = identical(as.integer(mods), as.integer(w)))
-print(res$timings); print(res$agreement); cat("ARI", res$ari, "\n")
+  identical_labels = identical(as.integer(mods), as.integer(w)),
+  identical_labels_unpruned = identical(as.integer(mods), as.integer(w0)),
+  ari_unpruned = ari(mods, w0), seconds_unpruned = t_bw0,
+  tom_max_diff = tom_diff,
+  gpu_hclust_seconds = t_ghc,
+  gpu_hclust_same_tree = identical(tree$merge, tree2$merge) && identical(tree$order, tree2$order))
+print(res$timings); print(res$agreement)
+str(res[c("ari", "identical_labels", "identical_labels_unpruned", "ari_unpruned", "tom_max_diff",
+          "gpu_hclust_seconds", "gpu_hclust_same_tree")])
 out <- Sys.getenv("OUT", "inst/extdata")
 dir.create(out, showWarnings = FALSE, recursive = TRUE)
 saveRDS(res, file.path(out, "wgcna-all.rds"))
