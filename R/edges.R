@@ -47,7 +47,10 @@
 #'   a `SummarizedExperiment`'s features are the variables).
 #' @param y `NULL` or a matrix with the rows of `x`: pairs (column of `x`,
 #'   column of `y`).
-#' @param method `"pearson"`, `"spearman"` or `"kendall"`.
+#' @param method `"pearson"`, `"spearman"`, `"kendall"` or `"bicor"` (WGCNA's
+#'   biweight midcorrelation with its defaults, as [gpu_bicor()]; data
+#'   without `NA`; p-values from Student's t as for Pearson, as
+#'   `WGCNA::corPvalueStudent()` gives them).
 #' @param use as in [stats::cor()].
 #' @param threshold a number in \[0, 1\] (in \[-1, 1\] when
 #'   `absolute = FALSE`).
@@ -77,7 +80,7 @@
 #' gpu_cor_edges(x, fdr = 0.05)
 #' head(gpu_cor_edges(x, top_k = 2, p_value = TRUE))
 #' @export
-gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendall"),
+gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendall", "bicor"),
                           use = "everything", threshold = NULL, top_k = NULL,
                           density = NULL, fdr = NULL, absolute = TRUE,
                           p_value = FALSE, format = c("data.frame", "sparse"),
@@ -99,8 +102,21 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
     sp <- .sparse_of(x, assay, TRUE)
     if (!is.null(sp)) x <- sp
   }
-  inp <- .cor_input(x, y, use, method, assay)
+  bicor <- method == "bicor"
+  inp <- .cor_input(x, y, use, if (bicor) "pearson" else method, assay)
   x <- inp$x; y <- inp$y
+  if (bicor) {
+    # WGCNA's bicor: the prepared columns' products; its pairwise NA rule
+    # recomputes pairs one by one, which gpu_bicor() does
+    if (anyNA(x) || anyNA(y))
+      stop("method = \"bicor\" takes data without NA here: gpu_bicor(x, use = \"pairwise.complete.obs\") computes WGCNA's pairwise bicor",
+           call. = FALSE)
+    o1 <- .engine_opts("cpu", precision)
+    x <- .Call(C_gpucor_bicor_prep, x, c(1, 2, 0), o1)[[1L]]
+    if (!is.null(y)) y <- .Call(C_gpucor_bicor_prep, y, c(1, 2, 0), o1)[[1L]]
+    inp$use <- 1L
+    inp$rows <- NULL
+  }
   if (!inp$matrix_result) stop("'x' (or 'y') must be a matrix: edges are between columns")
   q <- if (is.null(y)) ncol(x) else ncol(y)
   .memory_guard(8 * as.double(inp$nobs) * (ncol(x) + (if (is.null(y)) 0 else q)) * 2,
@@ -112,7 +128,7 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
   done <- FALSE
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
   t0 <- proc.time()[["elapsed"]]
-  r <- .Call(C_gpucor_edges, x, y, match(method, c("pearson", "spearman", "kendall")),
+  r <- .Call(C_gpucor_edges, x, y, match(method, c("pearson", "spearman", "kendall", "bicor")),
              inp$use, inp$rows, .engine_opts(backend, precision, verbose, devices),
              c(crit, as.double(absolute), as.double(p_value)))
   done <- TRUE

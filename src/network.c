@@ -113,7 +113,9 @@ SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
     size_t n = (size_t) nrows(x), p = (size_t) ncols(x);
     size_t q = isNull(y) ? p : (size_t) ncols(y);
     if (!isNull(y) && (size_t) nrows(y) != n) error("incompatible dimensions");
-    int m = asInteger(method) - 1, u = asInteger(use) - 1;
+    /* method 4: bicor's prepared columns, uncentred (p-values: Pearson's t) */
+    int m = asInteger(method) - 1, u = asInteger(use) - 1, cosine = m == COR_KENDALL + 1;
+    if (cosine) m = COR_PEARSON;
     if (m < COR_PEARSON || m > COR_KENDALL || u < USE_EVERYTHING || u > USE_PAIRWISE)
         error("invalid 'method' or 'use'");
     if (!isNull(rows) && TYPEOF(rows) != INTSXP) error("'rows' must be an integer vector");
@@ -133,7 +135,7 @@ SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
     cor_pass_ctx rc;
     memset(&rc, 0, sizeof rc);
     rc.in = (gc_cor_input) {REAL(x), isNull(y) ? NULL : REAL(y), n, p, q,
-                            isNull(rows) ? NULL : INTEGER(rows), nobs, m, u};
+                            isNull(rows) ? NULL : INTEGER(rows), nobs, m, u, cosine};
     rc.host = &host;
 
     int pairwise_na = 0;

@@ -43,11 +43,6 @@ __global__ static void dense_epilogue(const T *val, size_t ld_in, size_t p, size
  * column; each thread keeps POWCHUNK partial sums, a chunk of powers at a
  * time. */
 #define POWCHUNK 16
-/* R's x^y for the steps between powers: 1 and 2 exactly, without pow() */
-__device__ static inline double step_pow(double x, double y)
-{
-    return y == 1.0 ? x : gc_rpow(x, y);
-}
 template <typename T>
 __global__ static void powsum(const T *val, size_t ld, size_t p, size_t j0, int epi,
                               double beta, double scale, const double *w, int npow,
@@ -73,13 +68,13 @@ __global__ static void powsum(const T *val, size_t ld, size_t p, size_t j0, int 
             double a = gc_epilogue(epi, beta, (double) raw * scale), cur = 1.0, prev = 0.0;
             if (a != a) continue;
             for (int t = 0; t < t0; t++) {      /* the powers of earlier chunks */
-                cur *= step_pow(a, w[t] - prev);
+                cur *= gc_rpow(a, w[t] - prev);
                 prev = w[t];
             }
 #pragma unroll
             for (int u = 0; u < POWCHUNK; u++)
                 if (t0 + u < npow) {
-                    cur *= step_pow(a, steps[u]);
+                    cur *= gc_rpow(a, steps[u]);
                     acc[u] += cur;
                 }
         }

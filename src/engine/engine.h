@@ -150,9 +150,12 @@ void gc_sink_commit(const gc_sink *s, const gc_tile *t, size_t offset,
 /* Epilogue of one value, on the host (sink_*.c) and the device (pack.cu;
  * a float's 1 - r is exact in double, so rounding it back to float gives
  * float arithmetic's result). */
-/* R's x^y (arithmetic.c, R_POW): x * x for y == 2, else pow(). */
+/* R's x^y (arithmetic.c, R_POW): x * x for y == 2, else pow() -- which
+ * is x itself for y == 1 (taken without the call: the device's pow() is
+ * slow, and the soft-threshold scan raises every value to 1 first). */
 GC_HOST_DEVICE static inline double gc_rpow(double x, double y)
 {
+    if (y == 1.0) return x;
     if (y == 2.0) return x * x;
     if (x == 1.0 || y == 0.0) return 1.0;
     return pow(x, y);

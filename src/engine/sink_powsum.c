@@ -13,8 +13,7 @@ static inline void add_powers(const gc_powsum *ps, double a, double *acc)
 {
     double cur = 1.0, prev = 0.0;
     for (int t = 0; t < ps->npow; t++) {
-        double step = ps->w[t] - prev;
-        cur *= step == 1.0 ? a : gc_rpow(a, step);   /* R's a^1 is a */
+        cur *= gc_rpow(a, ps->w[t] - prev);
         prev = ps->w[t];
         acc[t] += cur;
     }
