@@ -133,10 +133,8 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
   if (use == "all.obs" && (anyNA(x) || anyNA(y)))
     stop(sprintf("missing values in '%s': use = \"pairwise.complete.obs\" computes each pair on the rows both observe",
                  if (anyNA(x)) "x" else "y"), call. = FALSE)
-  r <- .bicor_run(x, y, bo, robustX, if (is.null(y)) robustX else robustY,
-                  backend, precision, devices, verbose, "gpu_bicor")
-  dimnames(r) <- list(colnames(x), if (is.null(y)) colnames(x) else colnames(y))
-  r
+  .bicor_run(x, y, bo, robustX, if (is.null(y)) robustX else robustY,
+             backend, precision, devices, verbose, "gpu_bicor")
 }
 
 # The bicor matrix of x (and y), NA columns and the pairwise pairs done;
@@ -162,16 +160,24 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
   if (verbose)
     .engine_report(fun, attr(r, "threads"), precision, proc.time()[["elapsed"]] - t0, devices)
   attributes(r) <- list(dim = dim(r))
+  zero_mad <- c(any(bitwAnd(prx[[2L]], 2L) != 0L),
+                !is.null(y) && any(bitwAnd(pry[[2L]], 2L) != 0L))
   nna <- 0
-  if (bo$quick < 1 && (anyNA(x) || anyNA(y)))
-    nna <- .Call(C_gpucor_bicor_pairs, x, prx[[2L]], y, pry[[2L]],
-                 c(px, py, bo$quick), r, opts)
+  if (bo$quick < 1 && (anyNA(x) || anyNA(y))) {
+    # a side that "all" made Pearson's is Pearson's on the pairs' rows too
+    if (bo$fallback == 3L && zero_mad[1L]) px[3L] <- 1
+    if (bo$fallback == 3L && zero_mad[2L]) py[3L] <- 1
+    pw <- .Call(C_gpucor_bicor_pairs, x, prx[[2L]], y, pry[[2L]],
+                c(px, py, bo$quick), r, opts)
+    nna <- pw[1L]
+    zero_mad <- zero_mad | pw[2:3] != 0
+  }
   nax <- bitwAnd(prx[[2L]], 1L) != 0L
   nay <- if (is.null(y)) nax else bitwAnd(pry[[2L]], 1L) != 0L
   if (any(nax)) r[nax, ] <- NA_real_
   if (any(nay)) r[, nay] <- NA_real_
-  zero_mad <- c(any(bitwAnd(prx[[2L]], 2L) != 0L),
-                !is.null(y) && any(bitwAnd(pry[[2L]], 2L) != 0L))
+  cy <- if (is.null(y)) colnames(x) else colnames(y)
+  if (!is.null(colnames(x)) || !is.null(cy)) dimnames(r) <- list(colnames(x), cy)
   what <- c("Some results will be NA.",
             "Pearson correlation was used for individual columns with zero (or missing) MAD.",
             "Pearson correlation was used for entire variable.")[bo$fallback]
@@ -187,12 +193,12 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
 # (the data, or bicor's prepared columns), or, for bicor with pairwise
 # NAs (recomputed per pair on the CPU), NULL: the caller makes the dense
 # bicor matrix first.
-.network_input <- function(x, corType, use, bo, opts) {
+.network_input <- function(x, corType, use, bo, opts, warn = TRUE) {
   if (corType == "bicor") {
     if (bo$quick < 1 && anyNA(x)) return(NULL)
     pr <- .Call(C_gpucor_bicor_prep, x, c(bo$maxp, bo$fallback, 0), opts)
     zero_mad <- any(bitwAnd(pr[[2L]], 2L) != 0L)
-    if (zero_mad)
+    if (zero_mad && warn)
       warning(sprintf("bicor: zero MAD in variable 'x'. %s",
                       c("Some results will be NA.",
                         "Pearson correlation was used for individual columns with zero (or missing) MAD.",
@@ -310,6 +316,9 @@ gpu_adjacency <- function(x, power = 6, type = c("unsigned", "signed", "signed h
   if (verbose)
     .engine_report(fun, attr(r, "threads"), precision, proc.time()[["elapsed"]] - t0, devices)
   bad <- attr(r, "bad")
+  # stats::cor's warning, which WGCNA's Spearman (stats' cor) passes on
+  if (isTRUE(attr(r, "sd0")) && inp$method == 2L && what == 1L)
+    warning("the standard deviation is zero", call. = FALSE)
   if (what == 4L) {
     attributes(r) <- list(Size = size, Labels = labels, Diag = FALSE, Upper = FALSE,
                           method = "1 - TOM", call = call, class = "dist")
@@ -396,7 +405,8 @@ gpu_soft_threshold <- function(x, powerVector = c(1:10, seq(12, 20, 2)),
   if (!is.numeric(powerVector) || length(powerVector) == 0L || anyNA(powerVector) ||
       any(!is.finite(powerVector)) || any(powerVector <= 0))
     stop("'powerVector' must hold positive numbers", call. = FALSE)
-  powerVector <- sort(as.double(powerVector))
+  pv <- sort(powerVector)                    # WGCNA's Power column keeps its type
+  powerVector <- as.double(pv)
   networkType <- .wgcna_choice(networkType, .network_types, "networkType")
   corType <- .wgcna_choice(corType, .cor_types, "corType")
   if (!is.numeric(RsquaredCut) || length(RsquaredCut) != 1L || is.na(RsquaredCut))
@@ -435,7 +445,7 @@ gpu_soft_threshold <- function(x, powerVector = c(1:10, seq(12, 20, 2)),
   }
   fit <- t(vapply(seq_along(powerVector), function(t)
     .scale_free_fit(k[, t], nBreaks, removeFirst), numeric(3)))
-  out <- data.frame(Power = powerVector, SFT.R.sq = fit[, 1L], slope = fit[, 2L],
+  out <- data.frame(Power = pv, SFT.R.sq = fit[, 1L], slope = fit[, 2L],
                     truncated.R.sq = fit[, 3L], mean.k. = colMeans(k),
                     median.k. = apply(k, 2L, stats::median), max.k. = apply(k, 2L, max))
   if (moreNetworkConcepts) {
@@ -444,7 +454,7 @@ gpu_soft_threshold <- function(x, powerVector = c(1:10, seq(12, 20, 2)),
     out$Heterogeneity <- sqrt(p * colSums(k^2) / colSums(k)^2 - 1)
   }
   ok <- which(out$SFT.R.sq > RsquaredCut)
-  list(powerEstimate = if (length(ok)) powerVector[min(ok)] else NA, fitIndices = out)
+  list(powerEstimate = pv[if (length(ok)) min(ok) else NA_integer_], fitIndices = out)
 }
 
 #' Topological overlap, as WGCNA computes it -- the whole network in one block
@@ -544,7 +554,9 @@ gpu_tom <- function(x = NULL, power = 6, networkType = "unsigned",
   backend <- .resolve_backend(backend, work = as.double(n)^3 / 2)
   opts <- .engine_opts(backend, precision, verbose, devices)
   if (is.null(adjacency)) {
-    inp <- .network_input(x, corType, match("pairwise.complete.obs", .gpucor_uses), bo, opts)
+    # TOMsimilarityFromExpr() calls bicor's C code: no zero-MAD warning
+    inp <- .network_input(x, corType, match("pairwise.complete.obs", .gpucor_uses), bo, opts,
+                          warn = FALSE)
     if (is.null(inp) || TOMType == "none") {
       # bicor with pairwise NAs (per pair, on the CPU), or the adjacency itself
       r <- if (is.null(inp)) .bicor_run(x, NULL, bo, TRUE, TRUE, backend, precision, devices,

@@ -46,8 +46,8 @@ SEXP gpucor_bicor_prep(SEXP x, SEXP params, SEXP opts)
 }
 
 /* The pairs with NAs on their common rows, into r (p x q, the caller's
- * fresh result).  params: x's three, y's three, quick.  Returns the
- * number of pairs that became NA. */
+ * fresh result).  params: x's three, y's three, quick.  Returns c(pairs
+ * that became NA, zero MAD met in x, in y). */
 SEXP gpucor_bicor_pairs(SEXP x, SEXP fx, SEXP y, SEXP fy, SEXP params, SEXP r, SEXP opts)
 {
     if (TYPEOF(x) != REALSXP || !isMatrix(x) || TYPEOF(fx) != INTSXP ||
@@ -70,12 +70,17 @@ SEXP gpucor_bicor_pairs(SEXP x, SEXP fx, SEXP y, SEXP fy, SEXP params, SEXP r, S
     gc_host host;
     gpucor_host_init(&host, &o, &pr);
     size_t nna = 0;
+    int zmad[2] = {0, 0};
     int st = gc_bicor_pairs(REAL(x), n, p, INTEGER(fx), &ox, sym ? NULL : REAL(y), q,
                             sym ? NULL : INTEGER(fy), &oy, REAL(params)[6], REAL(r), &nna,
-                            o.nthreads, host.interrupted);
+                            zmad, o.nthreads, host.interrupted);
     if (st == 1) gpucor_raise(GPUCOR_ERR_INTERRUPT, "gpu_bicor");
     if (st == 2) gpucor_raise(GPUCOR_ERR_ALLOC, "gpu_bicor");
-    return ScalarReal((double) nna);
+    SEXP ans = allocVector(REALSXP, 3);
+    REAL(ans)[0] = (double) nna;
+    REAL(ans)[1] = zmad[0];
+    REAL(ans)[2] = zmad[1];
+    return ans;
 }
 
 enum { NET_ADJACENCY = 1, NET_POWSUM = 2, NET_TOM = 3, NET_TOM_DIST = 4 };
@@ -206,6 +211,7 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
         if (host.note[0]) warning("%s", host.note);
     }
     if (nbad) setAttrib(ans, install("bad"), ScalarReal((double) nbad));
+    if (sd0) setAttrib(ans, install("sd0"), ScalarLogical(TRUE));
     UNPROTECT(nprot);
     return ans;
 }

@@ -182,27 +182,30 @@ int gc_bicor_prep(const double *x, size_t n, size_t p, const gc_bicor_opts *o,
 static const double *pair_col(const double *x, size_t n, size_t c, size_t own_na,
                               size_t union_na, size_t maxdiff, const unsigned char *skip,
                               const gc_bicor_opts *o, double *buf, double *work,
-                              const double *zown, int *na)
+                              const double *zown, int *na, int *zero_mad)
 {
     *na = 0;
     if (union_na - own_na <= maxdiff) return zown;
     gc_bicor_opts o2 = *o;
     if (o2.fallback == BICOR_FB_ALL) o2.fallback = BICOR_FB_INDIVIDUAL;
-    *na = gc_bicor_prep_col(x + c * n, n, skip, &o2, buf, work) & BICOR_COL_NA;
+    int f = gc_bicor_prep_col(x + c * n, n, skip, &o2, buf, work);
+    *na = f & BICOR_COL_NA;
+    if (f & BICOR_COL_ZERO_MAD) *zero_mad = 1;
     return buf;
 }
 
 int gc_bicor_pairs(const double *x, size_t n, size_t p, const int *fx,
                    const gc_bicor_opts *ox, const double *y, size_t q,
                    const int *fy, const gc_bicor_opts *oy, double quick,
-                   double *r, size_t *nna, int nthreads, int (*interrupted)(void))
+                   double *r, size_t *nna, int *zmad, int nthreads,
+                   int (*interrupted)(void))
 {
     int sym = y == NULL;
     if (sym) { y = x; q = p; fy = fx; oy = ox; }
     size_t maxdiff = (size_t) (quick * (double) n);
     size_t *nax = calloc(p + q, sizeof(size_t)), *nay = nax + p;
     double *zx = malloc((p + (sym ? 0 : q)) * n * sizeof(double) + 1);
-    int stop = 0, failed = 0;
+    int stop = 0, failed = 0, zx_mad = 0, zy_mad = 0;
     size_t count = 0;
     *nna = 0;
     if (!nax || !zx) { free(nax); free(zx); return 2; }
@@ -238,7 +241,7 @@ int gc_bicor_pairs(const double *x, size_t n, size_t p, const int *fx,
             else gc_bicor_prep_col(y + (c - p) * n, n, NULL, oy, zy + (c - p) * n, work);
         }
 #ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1) reduction(+ : count)
+#pragma omp for schedule(dynamic, 1) reduction(+ : count) reduction(| : zx_mad, zy_mad)
 #endif
         for (size_t j = 0; j < q; j++) {
             int s, f;
@@ -270,9 +273,11 @@ int gc_bicor_pairs(const double *x, size_t n, size_t p, const int *fx,
                 }
                 int nai, naj;
                 const double *a = pair_col(x, n, i, nax[i], un, maxdiff, skip, ox,
-                                           work + 2 * n, work + 4 * n, zx + i * n, &nai);
+                                           work + 2 * n, work + 4 * n, zx + i * n, &nai,
+                                           &zx_mad);
                 const double *b = pair_col(y, n, j, nay[j], un, maxdiff, skip, oy,
-                                           work, work + 4 * n, zy + j * n, &naj);
+                                           work, work + 4 * n, zy + j * n, &naj,
+                                           sym ? &zx_mad : &zy_mad);
                 if (a == zx + i * n && b == zy + j * n) continue;   /* as the product has it */
                 double v;
                 if (nai || naj) {
@@ -294,6 +299,8 @@ int gc_bicor_pairs(const double *x, size_t n, size_t p, const int *fx,
     free(nax);
     free(zx);
     *nna = count;
+    zmad[0] = zx_mad;
+    zmad[1] = zy_mad;
     if (failed) return 2;
     return stop ? 1 : 0;
 }

@@ -48,11 +48,13 @@ int gc_bicor_prep(const double *x, size_t n, size_t p, const gc_bicor_opts *o,
  * against y's (y NULL: x against itself, i > j) where either column has
  * more than floor(quick * n) NAs, recomputed on their common rows into the
  * dense p x q result r (its NA columns, flags & BICOR_COL_NA, left alone).
- * *nna: pairs that became NA.  'interrupted' is polled by the calling
+ * *nna: pairs that became NA; zmad[0], zmad[1]: a column of x, of y, had
+ * zero MAD on a pair's rows.  'interrupted' is polled by the calling
  * thread.  Returns 0, 1 when interrupted, 2 when out of memory. */
 int gc_bicor_pairs(const double *x, size_t n, size_t p, const int *fx,
                    const gc_bicor_opts *ox, const double *y, size_t q,
                    const int *fy, const gc_bicor_opts *oy, double quick,
-                   double *r, size_t *nna, int nthreads, int (*interrupted)(void));
+                   double *r, size_t *nna, int *zmad, int nthreads,
+                   int (*interrupted)(void));
 
 #endif
