@@ -208,7 +208,10 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
                 na_cols = bitwAnd(pr[[2L]], 1L) != 0L))
   }
   # WGCNA's cor(): the pairwise rule of stats; its constant columns are NA
-  # on the diagonal too (Spearman is stats::cor's)
+  # on the diagonal too (Spearman is stats::cor's).  Without NA the pairs
+  # are the columns: the product path, not the per-pair one
+  if (.gpucor_uses[use] == "pairwise.complete.obs" && !anyNA(x))
+    use <- match("everything", .gpucor_uses)
   list(x = x, method = match(corType, c("pearson", "spearman")), use = use, rows = NULL,
        na_cols = if (corType == "pearson") NULL else logical(0))
 }
