@@ -227,7 +227,7 @@ test_that("a constant column of 0.7 on 3 rows is NA, where WGCNA's rounding give
   # for the constant columns it recognises and as stats::cor does; the
   # other pairs are WGCNA's.
   x <- cbind(c(0.7, 0.7, 0.7), c(0.1, -1.2, 0.5), c(2, 1, 0.25))
-  want <- WGCNA::bicor(x)
+  want <- suppressWarnings(WGCNA::bicor(x))
   wadj <- WGCNA::adjacency(x, power = 2, corFnc = WGCNA::cor, corOptions = list(use = "p"))
   for (be in backends) {
     got <- suppressWarnings(gpu_bicor(x, backend = be))
