@@ -73,9 +73,8 @@ SEXP gpucor_bicor_pairs(SEXP x, SEXP fx, SEXP y, SEXP fy, SEXP params, SEXP r, S
     int zmad[2] = {0, 0};
     int st = gc_bicor_pairs(REAL(x), n, p, INTEGER(fx), &ox, sym ? NULL : REAL(y), q,
                             sym ? NULL : INTEGER(fy), &oy, REAL(params)[6], REAL(r), &nna,
-                            zmad, o.nthreads, host.interrupted);
-    if (st == 1) gpucor_raise(GPUCOR_ERR_INTERRUPT, "gpu_bicor");
-    if (st == 2) gpucor_raise(GPUCOR_ERR_ALLOC, "gpu_bicor");
+                            zmad, &host);
+    if (st != GPUCOR_OK) gpucor_raise(st, "gpu_bicor");
     SEXP ans = allocVector(REALSXP, 3);
     REAL(ans)[0] = (double) nna;
     REAL(ans)[1] = zmad[0];

@@ -12,7 +12,7 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
-#include "../gpucor.h"
+#include "../cpu/cpu.h"
 #include "bicor.h"
 
 static double kth(double *v, size_t m, size_t k)
@@ -55,41 +55,51 @@ double gc_quantile7(double *v, size_t m, double q)
     return (1 - f) * lo + f * hi;
 }
 
-static int prep_pearson(const double *col, size_t n, const unsigned char *skip,
-                        double *out)
+/* out[0 .. n) (sum of squares ss) to unit length; a zero or non-finite
+ * length makes the column NA (zeros). */
+static int unit_length(double *out, size_t n, long double ss)
 {
-    long double s = 0;
-    size_t cnt = 0;
-    for (size_t k = 0; k < n; k++)
-        if (!isnan(col[k]) && !(skip && skip[k])) { s += col[k]; cnt++; }
-    if (cnt == 0) { memset(out, 0, n * sizeof *out); return BICOR_COL_NA; }
-    long double mean = s / cnt, r = 0;
-    for (size_t k = 0; k < n; k++)
-        if (!isnan(col[k]) && !(skip && skip[k])) r += col[k] - mean;
-    mean += r / cnt;
-    long double ss = 0;
-    for (size_t k = 0; k < n; k++) {
-        if (isnan(col[k]) || (skip && skip[k])) { out[k] = 0; continue; }
-        out[k] = (double) (col[k] - mean);
-        ss += (long double) out[k] * out[k];
-    }
     if (ss == 0 || !isfinite((double) ss)) {
         memset(out, 0, n * sizeof *out);
         return BICOR_COL_NA;
     }
     long double nrm = sqrtl(ss);
     for (size_t k = 0; k < n; k++) out[k] = (double) (out[k] / nrm);
-    return BICOR_COL_PEARSON;
+    return 0;
+}
+
+/* Gathers the rows used of col (not NaN, not skipped) into v; their count. */
+static size_t observed(const double *col, size_t n, const unsigned char *skip, double *v)
+{
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++)
+        if (!isnan(col[k]) && !(skip && skip[k])) v[m++] = col[k];
+    return m;
+}
+
+/* Pearson's preparation: centred on stats' two-pass mean; v: n doubles. */
+static int prep_pearson(const double *col, size_t n, const unsigned char *skip,
+                        double *out, double *v)
+{
+    size_t m = observed(col, n, skip, v);
+    if (m == 0) { memset(out, 0, n * sizeof *out); return BICOR_COL_NA; }
+    double mean = cpu_r_mean(v, m);
+    long double ss = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (isnan(col[k]) || (skip && skip[k])) { out[k] = 0; continue; }
+        out[k] = col[k] - mean;
+        ss += (long double) out[k] * out[k];
+    }
+    int f = unit_length(out, n, ss);
+    return f ? f : BICOR_COL_PEARSON;
 }
 
 int gc_bicor_prep_col(const double *col, size_t n, const unsigned char *skip,
                       const gc_bicor_opts *o, double *out, double *work)
 {
-    if (o->pearson) return prep_pearson(col, n, skip, out);
     double *v = work, *u = work + n;
-    size_t m = 0;
-    for (size_t k = 0; k < n; k++)
-        if (!isnan(col[k]) && !(skip && skip[k])) v[m++] = col[k];
+    if (o->pearson) return prep_pearson(col, n, skip, out, v);
+    size_t m = observed(col, n, skip, v);
     if (m == 0) { memset(out, 0, n * sizeof *out); return BICOR_COL_NA; }
     double med = gc_quantile7(v, m, 0.5);
     m = 0;
@@ -101,7 +111,7 @@ int gc_bicor_prep_col(const double *col, size_t n, const unsigned char *skip,
             memset(out, 0, n * sizeof *out);
             return BICOR_COL_NA | BICOR_COL_ZERO_MAD;
         }
-        return prep_pearson(col, n, skip, out) | BICOR_COL_ZERO_MAD;
+        return prep_pearson(col, n, skip, out, v) | BICOR_COL_ZERO_MAD;
     }
     double denom = 9.0 * mad;
     m = 0;
@@ -127,13 +137,7 @@ int gc_bicor_prep_col(const double *col, size_t n, const unsigned char *skip,
         out[k] = (col[k] - med) * (w * w);
         ss += (long double) out[k] * out[k];
     }
-    if (ss == 0 || !isfinite((double) ss)) {
-        memset(out, 0, n * sizeof *out);
-        return BICOR_COL_NA;
-    }
-    long double nrm = sqrtl(ss);
-    for (size_t k = 0; k < n; k++) out[k] = (double) (out[k] / nrm);
-    return 0;
+    return unit_length(out, n, ss);
 }
 
 int gc_bicor_prep(const double *x, size_t n, size_t p, const gc_bicor_opts *o,
@@ -170,9 +174,12 @@ int gc_bicor_prep(const double *x, size_t n, size_t p, const gc_bicor_opts *o,
     if (failed) return 1;
     if (any_zero && o->fallback == BICOR_FB_ALL && !o->pearson) {
         /* WGCNA: the whole variable as Pearson's */
+        double *v = malloc((n + 1) * sizeof *v);
+        if (!v) return 1;
         for (size_t c = 0; c < p; c++)
-            flags[c] = prep_pearson(x + c * n, n, NULL, z + c * n) |
+            flags[c] = prep_pearson(x + c * n, n, NULL, z + c * n, v) |
                        (flags[c] & BICOR_COL_ZERO_MAD);
+        free(v);
     }
     return 0;
 }
@@ -194,113 +201,112 @@ static const double *pair_col(const double *x, size_t n, size_t c, size_t own_na
     return buf;
 }
 
+typedef struct {
+    const double *x, *y, *zx, *zy, *r;
+    size_t n, p, maxdiff;
+    const size_t *nax, *nay;
+    const int *fx, *fy;
+    const gc_bicor_opts *ox, *oy;
+    int sym;
+    size_t nna;
+    int zmad[2];
+} pairs_ctx;
+
+/* A tile of the result: the pairs to recompute on their common rows, the
+ * others as the product made them (r).  Scratch: 7 n doubles, n bytes. */
+static void pairs_fill(void *vctx, size_t i0, size_t ni, size_t j0, size_t nj,
+                       double *tile, void *scratch)
+{
+    pairs_ctx *c = (pairs_ctx *) vctx;
+    size_t n = c->n;
+    double *work = (double *) scratch;
+    unsigned char *skip = (unsigned char *) (work + 7 * n);
+    for (size_t b = 0; b < nj; b++) {
+        size_t j = j0 + b;
+        for (size_t a = 0; a < ni; a++) {
+            size_t i = i0 + a;
+            double *t = tile + a + b * ni;
+            *t = c->r[i + j * c->p];
+            if ((c->sym && j >= i) || (c->fx[i] & BICOR_COL_NA) || (c->fy[j] & BICOR_COL_NA))
+                continue;
+            if (c->nax[i] <= c->maxdiff && c->nay[j] <= c->maxdiff) continue;
+            const double *xi = c->x + i * n, *yj = c->y + j * n;
+            size_t un = 0;
+            for (size_t k = 0; k < n; k++) {
+                skip[k] = isnan(xi[k]) || isnan(yj[k]);
+                un += skip[k];
+            }
+            int nai, naj, zi = 0, zj = 0;
+            const double *u = pair_col(c->x, n, i, c->nax[i], un, c->maxdiff, skip, c->ox,
+                                       work + 2 * n, work + 4 * n, c->zx + i * n, &nai, &zi);
+            const double *v = pair_col(c->y, n, j, c->nay[j], un, c->maxdiff, skip, c->oy,
+                                       work, work + 4 * n, c->zy + j * n, &naj, &zj);
+            if (zi || zj) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+                c->zmad[c->sym ? 0 : (zi ? 0 : 1)] = 1;
+                if (!c->sym && zi && zj) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+                    c->zmad[1] = 1;
+                }
+            }
+            if (u == c->zx + i * n && v == c->zy + j * n) continue;   /* as the product has it */
+            if (nai || naj) {
+                *t = gpucor_na_real;
+#ifdef _OPENMP
+#pragma omp atomic
+#endif
+                c->nna++;
+                continue;
+            }
+            long double d = 0;
+            for (size_t k = 0; k < n; k++) d += (long double) u[k] * v[k];
+            double r = (double) d;
+            *t = r > 1 ? 1 : (r < -1 ? -1 : r);
+        }
+    }
+}
+
 int gc_bicor_pairs(const double *x, size_t n, size_t p, const int *fx,
                    const gc_bicor_opts *ox, const double *y, size_t q,
                    const int *fy, const gc_bicor_opts *oy, double quick,
-                   double *r, size_t *nna, int *zmad, int nthreads,
-                   int (*interrupted)(void))
+                   double *r, size_t *nna, int *zmad, const gc_host *host)
 {
-    int sym = y == NULL;
+    int sym = y == NULL, status = GPUCOR_OK;
     if (sym) { y = x; q = p; fy = fx; oy = ox; }
-    size_t maxdiff = (size_t) (quick * (double) n);
-    size_t *nax = calloc(p + q, sizeof(size_t)), *nay = nax + p;
+    pairs_ctx c;
+    memset(&c, 0, sizeof c);
+    size_t *na = calloc(p + q, sizeof(size_t));
     double *zx = malloc((p + (sym ? 0 : q)) * n * sizeof(double) + 1);
-    int stop = 0, failed = 0, zx_mad = 0, zy_mad = 0;
-    size_t count = 0;
+    int *ftmp = malloc((p + q + 1) * sizeof(int));
     *nna = 0;
-    if (!nax || !zx) { free(nax); free(zx); return 2; }
-    double *zy = sym ? zx : zx + p * n;
-    for (size_t c = 0; c < p; c++)
-        for (size_t k = 0; k < n; k++) nax[c] += isnan(x[c * n + k]);
-    for (size_t c = 0; c < q; c++)
-        for (size_t k = 0; k < n; k++) nay[c] += isnan(y[c * n + k]);
-    if (nthreads < 1) nthreads = 1;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(nthreads)
-#endif
-    {
-        /* own preparations, again (cheap next to the pairs) */
-        double *work = malloc((7 * n + 1) * sizeof(double));
-        unsigned char *skip = malloc(n + 1);
-        int master = 1;
-#ifdef _OPENMP
-        master = omp_get_thread_num() == 0;
-#endif
-        if (!work || !skip) {
-#ifdef _OPENMP
-#pragma omp atomic write
-#endif
-            failed = 1;
-        }
-#ifdef _OPENMP
-#pragma omp for schedule(static)
-#endif
-        for (size_t c = 0; c < p + (sym ? 0 : q); c++) {
-            if (!work) continue;
-            if (c < p) gc_bicor_prep_col(x + c * n, n, NULL, ox, zx + c * n, work);
-            else gc_bicor_prep_col(y + (c - p) * n, n, NULL, oy, zy + (c - p) * n, work);
-        }
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1) reduction(+ : count) reduction(| : zx_mad, zy_mad)
-#endif
-        for (size_t j = 0; j < q; j++) {
-            int s, f;
-#ifdef _OPENMP
-#pragma omp atomic read
-#endif
-            s = stop;
-#ifdef _OPENMP
-#pragma omp atomic read
-#endif
-            f = failed;
-            if (s || f || !work || !skip) continue;
-            if (master && interrupted && interrupted()) {
-#ifdef _OPENMP
-#pragma omp atomic write
-#endif
-                stop = 1;
-                continue;
-            }
-            if (fy[j] & BICOR_COL_NA) continue;
-            for (size_t i = sym ? j + 1 : 0; i < p; i++) {
-                if (fx[i] & BICOR_COL_NA) continue;
-                if (nax[i] <= maxdiff && nay[j] <= maxdiff) continue;
-                const double *xi = x + i * n, *yj = y + j * n;
-                size_t un = 0;
-                for (size_t k = 0; k < n; k++) {
-                    skip[k] = isnan(xi[k]) || isnan(yj[k]);
-                    un += skip[k];
-                }
-                int nai, naj;
-                const double *a = pair_col(x, n, i, nax[i], un, maxdiff, skip, ox,
-                                           work + 2 * n, work + 4 * n, zx + i * n, &nai,
-                                           &zx_mad);
-                const double *b = pair_col(y, n, j, nay[j], un, maxdiff, skip, oy,
-                                           work, work + 4 * n, zy + j * n, &naj,
-                                           sym ? &zx_mad : &zy_mad);
-                if (a == zx + i * n && b == zy + j * n) continue;   /* as the product has it */
-                double v;
-                if (nai || naj) {
-                    v = gpucor_na_real;
-                    count++;
-                } else {
-                    long double d = 0;
-                    for (size_t k = 0; k < n; k++) d += (long double) a[k] * b[k];
-                    v = (double) d;
-                    v = v > 1 ? 1 : (v < -1 ? -1 : v);
-                }
-                r[i + j * p] = v;
-                if (sym) r[j + i * p] = v;
-            }
-        }
-        free(work);
-        free(skip);
+    zmad[0] = zmad[1] = 0;
+    if (!na || !zx || !ftmp) { status = GPUCOR_ERR_ALLOC; goto done; }
+    c.zy = sym ? zx : zx + p * n;
+    for (size_t k = 0; k < p * n; k++) na[k / n] += isnan(x[k]);
+    for (size_t k = 0; k < q * n; k++) na[p + k / n] += isnan(y[k]);
+    /* each column's own preparation, as the product had it */
+    if (gc_bicor_prep(x, n, p, ox, zx, ftmp, host->opts->nthreads) ||
+        (!sym && gc_bicor_prep(y, n, q, oy, zx + p * n, ftmp + p, host->opts->nthreads))) {
+        status = GPUCOR_ERR_ALLOC;
+        goto done;
     }
-    free(nax);
+    c.x = x; c.y = y; c.zx = zx; c.r = r;
+    c.n = n; c.p = p; c.maxdiff = (size_t) (quick * (double) n);
+    c.nax = na; c.nay = na + p;
+    c.fx = fx; c.fy = fy; c.ox = ox; c.oy = oy; c.sym = sym;
+    gc_sink sink = {SINK_DENSE, EPI_IDENTITY, sym, p, q, r};
+    status = cpu_tiles_run(p, q, sym, host->opts->cpu_tile ? host->opts->cpu_tile : 32,
+                           pairs_fill, &c, 7 * n * sizeof(double) + n + 1, &sink, host, NULL);
+    *nna = c.nna;
+    zmad[0] = c.zmad[0];
+    zmad[1] = c.zmad[1];
+done:
+    free(na);
     free(zx);
-    *nna = count;
-    zmad[0] = zx_mad;
-    zmad[1] = zy_mad;
-    if (failed) return 2;
-    return stop ? 1 : 0;
+    free(ftmp);
+    return status;
 }

@@ -18,6 +18,7 @@
 #define GPUCOR_BICOR_H
 
 #include <stddef.h>
+#include "../engine/engine.h"
 
 enum { BICOR_FB_NONE = 1, BICOR_FB_INDIVIDUAL = 2, BICOR_FB_ALL = 3 };
 /* column outcomes */
@@ -49,12 +50,11 @@ int gc_bicor_prep(const double *x, size_t n, size_t p, const gc_bicor_opts *o,
  * more than floor(quick * n) NAs, recomputed on their common rows into the
  * dense p x q result r (its NA columns, flags & BICOR_COL_NA, left alone).
  * *nna: pairs that became NA; zmad[0], zmad[1]: a column of x, of y, had
- * zero MAD on a pair's rows.  'interrupted' is polled by the calling
- * thread.  Returns 0, 1 when interrupted, 2 when out of memory. */
+ * zero MAD on a pair's rows.  The pairs are tiles of the CPU engine's
+ * driver (threads, interrupts, progress as host says).  Returns a status. */
 int gc_bicor_pairs(const double *x, size_t n, size_t p, const int *fx,
                    const gc_bicor_opts *ox, const double *y, size_t q,
                    const int *fy, const gc_bicor_opts *oy, double quick,
-                   double *r, size_t *nna, int *zmad, int nthreads,
-                   int (*interrupted)(void));
+                   double *r, size_t *nna, int *zmad, const gc_host *host);
 
 #endif
