@@ -747,3 +747,26 @@ test_that("bad adjacencies and x/adjacency combinations give clear errors", {
                "give either 'x' \\(expression data\\) or 'adjacency'")
   expect_error(gpu_tom(), "give either 'x' \\(expression data\\) or 'adjacency'")
 })
+
+test_that("gpu_cor_edges(method = \"bicor\") keeps WGCNA::bicor's pairs, with Student p-values", {
+  skip_if_not_installed("WGCNA")
+  info <- new_seed()
+  x <- rmat(40, 30)
+  x[, 2] <- x[, 1] + stats::rnorm(40, sd = 0.5)
+  x[3, 4] <- 25
+  b <- WGCNA::bicor(x)
+  for (be in backends) {
+    e <- gpu_cor_edges(x, method = "bicor", threshold = 0.3, p_value = TRUE, backend = be)
+    want <- which(abs(b) >= 0.3 & upper.tri(b), arr.ind = TRUE)
+    want <- want[order(want[, 1], want[, 2]), , drop = FALSE]
+    expect_equal(unname(cbind(e$row, e$col)), unname(want), info = paste(be, info))
+    expect_equal(e$cor, b[cbind(e$row, e$col)], tolerance = 1e-10, info = paste(be, info))
+    expect_equal(e$p.value, WGCNA::corPvalueStudent(b[cbind(e$row, e$col)], 40),
+                 tolerance = 1e-10, info = paste(be, info))
+    k <- gpu_cor_edges(x, method = "bicor", top_k = 1, backend = be)
+    expect_true(all(c(1, 2) %in% c(k$row[k$col == 2], k$col[k$row == 1])), info = be)
+  }
+  xn <- x
+  xn[1, 1] <- NA
+  expect_error(gpu_cor_edges(xn, method = "bicor", threshold = 0.3), "without NA")
+})
