@@ -148,6 +148,9 @@ R
 wgcna-all)
   # the vignette's ALL pipeline against blockwiseModules (bench/wgcna_all.R)
   Rscript bench/wgcna_all.R 2>&1 | tee "$OUT/wgcna-all.log" | tail -40 ;;
+interrupt-wgcna)
+  # Ctrl-C (SIGINT) during gpu_tom() on the GPU and bicor's pairwise pass
+  Rscript bench/interrupt_wgcna.R gpu 2>&1 | tee "$OUT/interrupt-wgcna.log" | grep -v '^$' ;;
 wgcna-smoke)
   # the GPU against the CPU engine for every WGCNA function, before the tests
   Rscript bench/wgcna_smoke.R 2>&1 | tee "$OUT/wgcna-smoke.log" | tail -40 ;;

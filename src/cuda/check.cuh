@@ -14,6 +14,12 @@
 
 const char *gpucor_cublas_name(cublasStatus_t s);
 
+/* Makes 'device' current for a resident algorithm (the caller's device in
+ * *prev, -1 if none, to return to) and says how many bytes it may take:
+ * what is free there, at most the option cap gpu_memory (> 0). */
+int gpucor_device_enter(int device, double gpu_memory, int *prev, size_t *free_b, char *msg,
+                        size_t msgcap);
+
 /* Seconds on the monotonic clock (the runner's stage timings). */
 static inline double gpucor_now(void)
 {

@@ -51,3 +51,19 @@ int gpucor_device_alloc(void **ptr, size_t bytes, const char *what, char *msg,
     }
     return gpucor_cuda_fail(msg, cap, "cudaMalloc", e);
 }
+
+int gpucor_device_enter(int device, double gpu_memory, int *prev, size_t *free_b, char *msg,
+                        size_t msgcap)
+{
+    int status = GPUCOR_OK;
+    size_t total_b = 0;
+    if (cudaGetDevice(prev) != cudaSuccess) {
+        (void) cudaGetLastError();
+        *prev = -1;
+    }
+    CU(cudaSetDevice(device));
+    CU(cudaMemGetInfo(free_b, &total_b));
+    if (gpu_memory > 0 && (double) *free_b > gpu_memory) *free_b = (size_t) gpu_memory;
+cleanup:
+    return status;
+}

@@ -182,7 +182,7 @@ extern "C" int gc_hclust_cuda_open(size_t n, int device, int single, double gpu_
                                    size_t msgcap)
 {
     int status = GPUCOR_OK;
-    size_t elt = single ? sizeof(float) : sizeof(double), free_b = 0, total_b = 0;
+    size_t elt = single ? sizeof(float) : sizeof(double), free_b = 0;
     double need = (double) dist_len(n) * elt + 64.0 * n + (64 << 20);
     gc_hclust_dev *h = (gc_hclust_dev *) calloc(1, sizeof *h);
     *hp = h;
@@ -194,10 +194,8 @@ extern "C" int gc_hclust_cuda_open(size_t n, int device, int single, double gpu_
     h->dev = device;
     h->single = single;
     h->n = n;
-    if (cudaGetDevice(&h->prev) != cudaSuccess) h->prev = -1;
-    CU(cudaSetDevice(device));
-    CU(cudaMemGetInfo(&free_b, &total_b));
-    if (gpu_memory > 0 && (double) free_b > gpu_memory) free_b = (size_t) gpu_memory;
+    status = gpucor_device_enter(device, gpu_memory, &h->prev, &free_b, msg, msgcap);
+    if (status != GPUCOR_OK) goto cleanup;
     if (need > (double) free_b) {
         /* n(n - 1)/2 elt <= free: the largest n that would fit */
         double nmax = floor(sqrt(2.0 * ((double) free_b - (64 << 20)) / elt));

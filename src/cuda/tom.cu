@@ -186,7 +186,7 @@ extern "C" int gc_tom_cuda_open(size_t n, int device, int single, double gpu_mem
                                 gc_tom_dev **hp, void **dev_a, char *msg, size_t msgcap)
 {
     int status = GPUCOR_OK;
-    size_t elt = single ? sizeof(float) : sizeof(double), free_b = 0, total_b = 0;
+    size_t elt = single ? sizeof(float) : sizeof(double), free_b = 0;
     double mat = (double) n * n * elt, need = mat + 2.0 * GPUCOR_PANEL_BYTES + 16.0 * n;
     gc_tom_dev *h = (gc_tom_dev *) calloc(1, sizeof *h);
     *hp = h;
@@ -198,10 +198,8 @@ extern "C" int gc_tom_cuda_open(size_t n, int device, int single, double gpu_mem
     h->dev = device;
     h->single = single;
     h->n = n;
-    if (cudaGetDevice(&h->prev) != cudaSuccess) h->prev = -1;
-    CU(cudaSetDevice(device));
-    CU(cudaMemGetInfo(&free_b, &total_b));
-    if (gpu_memory > 0 && (double) free_b > gpu_memory) free_b = (size_t) gpu_memory;
+    status = gpucor_device_enter(device, gpu_memory, &h->prev, &free_b, msg, msgcap);
+    if (status != GPUCOR_OK) goto cleanup;
     if (need > (double) free_b) {
         double nmax = floor(sqrt(((double) free_b - 2.0 * GPUCOR_PANEL_BYTES) / elt));
         snprintf(msg, msgcap,
