@@ -137,6 +137,14 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
              backend, precision, devices, verbose, "gpu_bicor")
 }
 
+# WGCNA::bicor's warning for a side with a column of zero MAD.
+.zero_mad_warning <- function(side, fallback)
+  warning(sprintf("bicor: zero MAD in variable '%s'. %s", side,
+                  c("Some results will be NA.",
+                    "Pearson correlation was used for individual columns with zero (or missing) MAD.",
+                    "Pearson correlation was used for entire variable.")[fallback]),
+          call. = FALSE)
+
 # The bicor matrix of x (and y), NA columns and the pairwise pairs done;
 # the WGCNA warnings.
 .bicor_run <- function(x, y, bo, robustX, robustY, backend, precision, devices, verbose,
@@ -178,11 +186,7 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
   if (any(nay)) r[, nay] <- NA_real_
   cy <- if (is.null(y)) colnames(x) else colnames(y)
   if (!is.null(colnames(x)) || !is.null(cy)) dimnames(r) <- list(colnames(x), cy)
-  what <- c("Some results will be NA.",
-            "Pearson correlation was used for individual columns with zero (or missing) MAD.",
-            "Pearson correlation was used for entire variable.")[bo$fallback]
-  for (k in which(zero_mad))
-    warning(sprintf("bicor: zero MAD in variable '%s'. %s", c("x", "y")[k], what), call. = FALSE)
+  for (k in which(zero_mad)) .zero_mad_warning(c("x", "y")[k], bo$fallback)
   if (nna > 0)
     warning("Missing values generated in calculation of bicor. Likely cause: too many missing entries, zero median absolute deviation, or zero variance.",
             call. = FALSE)
@@ -198,12 +202,7 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
     if (bo$quick < 1 && anyNA(x)) return(NULL)
     pr <- .Call(C_gpucor_bicor_prep, x, c(bo$maxp, bo$fallback, 0), opts)
     zero_mad <- any(bitwAnd(pr[[2L]], 2L) != 0L)
-    if (zero_mad && warn)
-      warning(sprintf("bicor: zero MAD in variable 'x'. %s",
-                      c("Some results will be NA.",
-                        "Pearson correlation was used for individual columns with zero (or missing) MAD.",
-                        "Pearson correlation was used for entire variable.")[bo$fallback]),
-              call. = FALSE)
+    if (zero_mad && warn) .zero_mad_warning("x", bo$fallback)
     return(list(x = pr[[1L]], method = 3L, use = 1L, rows = NULL,
                 na_cols = bitwAnd(pr[[2L]], 1L) != 0L))
   }

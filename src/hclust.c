@@ -74,11 +74,9 @@ SEXP gpucor_hclust(SEXP data, SEXP size, SEXP method, SEXP members, SEXP metric,
             int m = asInteger(metric) - 1;
             int anyna = m > DIST_MINKOWSKI ? gpucor_any_nan(REAL(data), n * p) : 0;
             /* the distances go to the device that clusters them */
-            gc_opts o1 = o;
-            o1.ndevices = 1;
-            o1.devices[0] = dev;
-            gc_host h1 = host;
-            h1.opts = &o1;
+            gc_opts o1;
+            gc_host h1;
+            gc_host_on_device(&host, dev, &o1, &h1);
             gc_sink sink = {SINK_DIST_DEVICE,
                             m <= DIST_MINKOWSKI ? EPI_IDENTITY
                             : m == DIST_ABSCORRELATION ? EPI_ONE_MINUS_ABS : EPI_ONE_MINUS,

@@ -132,7 +132,6 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
             ps.npow = (int) XLENGTH(powers);
             ps.nslots = o.nthreads > 0 ? o.nthreads : 1;
             ans = PROTECT(allocMatrix(REALSXP, (int) p, ps.npow)); nprot++;
-            memset(REAL(ans), 0, p * ps.npow * sizeof(double));
             ps.k = REAL(ans);
             ps.slot = calloc((size_t) ps.nslots * p * ps.npow + 1, sizeof(double));
             if (!ps.slot) { UNPROTECT(nprot); gpucor_raise(GPUCOR_ERR_ALLOC, "gpu_soft_threshold"); }
@@ -160,11 +159,9 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
                 status = gc_tom_cuda_upload(h, REAL(x), msg, sizeof msg);
             } else if (status == GPUCOR_OK) {
                 /* the adjacency goes to the device that holds it */
-                gc_opts o1 = o;
-                o1.ndevices = 1;
-                o1.devices[0] = dev;
-                gc_host h1 = host;
-                h1.opts = &o1;
+                gc_opts o1;
+                gc_host h1;
+                gc_host_on_device(&host, dev, &o1, &h1);
                 gc_sink sink = {SINK_DENSE_DEVICE, epi, 1, g, g, NULL, NULL, dA, beta, g};
                 status = gpucor_cor_engine(&in, &sink, &h1, &sd0, &used, msg, sizeof msg);
                 if (status == GPUCOR_OK && used) {

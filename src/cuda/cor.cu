@@ -17,23 +17,7 @@
 #include <stdlib.h>
 #include "paths.cuh"
 #include "worker.cuh"
-
-static cublasStatus_t gemm_tn(cublasHandle_t h, int m, int n, int k,
-                              const double *a, int lda, const double *b,
-                              int ldb, double *c, int ldc)
-{
-    const double one = 1.0, zero = 0.0;
-    return cublasDgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, a, lda, b,
-                       ldb, &zero, c, ldc);
-}
-static cublasStatus_t gemm_tn(cublasHandle_t h, int m, int n, int k,
-                              const float *a, int lda, const float *b, int ldb,
-                              float *c, int ldc)
-{
-    const float one = 1.0f, zero = 0.0f;
-    return cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, a, lda, b,
-                       ldb, &zero, c, ldc);
-}
+#include "gemm.cuh"
 
 template <typename T>
 __device__ static inline T fix(T r, unsigned f)

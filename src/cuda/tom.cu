@@ -16,6 +16,7 @@
 #include <string.h>
 #include "run.cuh"
 #include "worker.cuh"
+#include "gemm.cuh"
 extern "C" {
 #include "../algo/tom.h"
 }
@@ -25,21 +26,6 @@ struct gc_tom_dev {
     size_t n;
     void *A;
 };
-
-static cublasStatus_t gemm_tn(cublasHandle_t h, int m, int n, int k, const double *a,
-                              int lda, const double *b, int ldb, double *c, int ldc)
-{
-    const double one = 1.0, zero = 0.0;
-    return cublasDgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, a, lda, b, ldb, &zero,
-                       c, ldc);
-}
-static cublasStatus_t gemm_tn(cublasHandle_t h, int m, int n, int k, const float *a,
-                              int lda, const float *b, int ldb, float *c, int ldc)
-{
-    const float one = 1.0f, zero = 0.0f;
-    return cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, a, lda, b, ldb, &zero,
-                       c, ldc);
-}
 
 /* One block per column: diagonal 1, NaN to 0, k = sum |a| (NaN: a bad gene). */
 template <typename T>
@@ -254,11 +240,9 @@ extern "C" int gc_tom_cuda_run(gc_tom_dev *h, const gc_tom_args *ta, const gc_si
                                gc_host *host, size_t *nbad, char *msg, size_t msgcap)
 {
     /* one worker, on the device that holds A */
-    gc_opts o1 = *host->opts;
-    o1.ndevices = 1;
-    o1.devices[0] = h->dev;
-    gc_host h1 = *host;
-    h1.opts = &o1;
+    gc_opts o1;
+    gc_host h1;
+    gc_host_on_device(host, h->dev, &o1, &h1);
     tom_job_args a = {h, ta, 0};
     gc_worker_result res[1];
     int status = gc_cuda_workers(tom_job, &a, sizeof a, 1, sink, &h1, res, msg, msgcap);

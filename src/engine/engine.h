@@ -62,6 +62,19 @@ typedef struct {
                                                  (a GPU that was left out) */
 } gc_host;
 
+/* host, with options that name one GPU, 'device' (where a resident
+ * operand lives: gpu_hclust's distances, gpu_tom's adjacency); o1 holds
+ * those options. */
+static inline void gc_host_on_device(const gc_host *host, int device, gc_opts *o1,
+                                     gc_host *h1)
+{
+    *o1 = *host->opts;
+    o1->ndevices = 1;
+    o1->devices[0] = device;
+    *h1 = *host;
+    h1->opts = o1;
+}
+
 /* ---- canonical tiles ----------------------------------------------------- */
 /* Pairs (i0 + a, j0 + b), a < ni, b < nj, of the p x q result, at
  * val[a + b * ld] (doubles, or floats when is_float), each to be
