@@ -15,8 +15,12 @@
 #' Kendall exactly.  Columns with a zero standard deviation (no
 #' correlation exists; their covariances are 0 or below the double range)
 #' are taken from stats, row by row.  Under `use = "pairwise.complete.obs"`
-#' with missing values each pair has its own rows, means and spreads: that
-#' case is computed by [stats::cov()] itself (not accelerated yet).
+#' with missing values each pair that meets a missing value has its own
+#' rows, means and spreads: the CPU engine computes those pairs with stats'
+#' own long-double arithmetic (so they agree with stats to the last bit),
+#' on all threads and interruptibly, whatever `backend` says; the pairs of
+#' complete columns are \eqn{r_{ij} s_i s_j}{r[i, j] * s[i] * s[j]} as
+#' above.
 #'
 #' @inheritParams gpu_cor
 #' @return As [stats::cov()]: a matrix of covariances, or a single number
@@ -45,6 +49,10 @@ gpu_cov <- function(x, y = NULL, use = "everything",
       stop("supply both 'x' and 'y' or a matrix-like 'x'")
     stop("cannot handle 'pairwise.complete.obs'")
   }
+  if (use_name == "pairwise.complete.obs") {
+    inp <- .cor_input(x, y, use_name, method, assay)
+    if (anyNA(inp$x) || anyNA(inp$y)) return(.cov_pairwise(inp, verbose, devices))
+  }
   # the correlations (and every error stats gives), without cor()'s warning
   r <- withCallingHandlers(
     gpu_cor(x, y, use_name, method, backend, precision, devices, verbose),
@@ -53,8 +61,6 @@ gpu_cov <- function(x, y = NULL, use = "everything",
         invokeRestart("muffleWarning"))
   X <- .as_double_matrix(x)
   Y <- if (is.null(y)) NULL else .as_double_matrix(y)
-  if (use_name == "pairwise.complete.obs" && (anyNA(X) || anyNA(Y)))
-    return(stats::cov(x, y, use = use_name, method = method))
   rows <- seq_len(nrow(X))
   if (use_name %in% c("complete.obs", "na.or.complete"))
     rows <- which(if (is.null(Y)) stats::complete.cases(X) else stats::complete.cases(X, Y))
@@ -100,4 +106,38 @@ gpu_cov <- function(x, y = NULL, use = "everything",
   mu <- colMeans(X)
   mu <- mu + colMeans(X - rep(mu, each = n))
   sqrt(colSums((X - rep(mu, each = n))^2) / (n - 1)) * 2^e
+}
+
+# gpu_cov(use = "pairwise.complete.obs") of data with missing values (inp:
+# .cor_input()'s checked input): the CPU engine gives each pair that meets
+# an NA its covariance over the rows both observe (stats' arithmetic) and
+# the pairs of complete columns their correlation, which becomes
+# r s_i s_j here; a complete column without a correlation (zero spread)
+# takes its covariances from stats.
+.cov_pairwise <- function(inp, verbose, devices) {
+  X <- inp$x
+  Y <- inp$y
+  t0 <- proc.time()[["elapsed"]]
+  r <- .Call(C_gpucor_cor, X, Y, 5L, inp$use, NULL,
+             .engine_opts("cpu", "double", verbose, devices))
+  if (verbose)
+    .engine_report("gpu_cov", attr(r, "threads"), "double", proc.time()[["elapsed"]] - t0,
+                   devices)
+  attributes(r) <- list(dim = dim(r))
+  Yo <- if (is.null(Y)) X else Y
+  okx <- !apply(is.na(X), 2L, any)
+  oky <- !apply(is.na(Yo), 2L, any)
+  if (any(okx) && any(oky)) {
+    sx <- .cov_spread(X[, okx, drop = FALSE], "pearson")
+    sy <- .cov_spread(Yo[, oky, drop = FALSE], "pearson")
+    r[okx, oky] <- r[okx, oky, drop = FALSE] * outer(sx, sy)
+    sub <- r[okx, oky, drop = FALSE]
+    for (i in which(okx)[rowSums(is.na(sub)) == ncol(sub)])
+      r[i, ] <- stats::cov(X[, i], Yo, use = "pairwise.complete.obs")
+    for (j in which(oky)[colSums(is.na(sub)) == nrow(sub)])
+      r[, j] <- stats::cov(X, Yo[, j], use = "pairwise.complete.obs")
+  }
+  if (!inp$matrix_result) return(as.vector(r))
+  if (!is.null(inp$cx) || !is.null(inp$cy)) dimnames(r) <- list(inp$cx, inp$cy)
+  r
 }

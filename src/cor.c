@@ -26,7 +26,7 @@ int gpucor_cor_engine(const gc_cor_input *in, const gc_sink *sink, gc_host *host
     *used = 0;
     /* with fewer than two observations the answer is all NA: the CPU
      * writes it */
-    if (o->gpu && in->nobs >= 2 && p > 0 && q > 0) {
+    if (o->gpu && !in->cov && in->nobs >= 2 && p > 0 && q > 0) {
 #ifdef GPUCOR_CUDA
         gpu_cor_args a;
         memset(&a, 0, sizeof a);
@@ -58,6 +58,7 @@ int gpucor_cor_engine(const gc_cor_input *in, const gc_sink *sink, gc_host *host
     pb.nobs = in->nobs;
     pb.method = in->method;
     pb.cosine = in->cosine;
+    pb.cov = in->cov;
     pb.use = in->use;
     pb.sink = sink;
     pb.host = host;
@@ -80,9 +81,12 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts)
         error("incompatible dimensions");
     if (!isNull(rows) && TYPEOF(rows) != INTSXP)
         error("'rows' must be an integer vector");
-    /* method 4: uncentred (gpu_bicor's prepared columns) */
+    /* method 4: uncentred (gpu_bicor's prepared columns); 5: pairwise
+     * Pearson whose pairs with NA give covariances (gpu_cov, CPU only) */
     int m = asInteger(method) - 1, u = asInteger(use) - 1, cosine = m == COR_KENDALL + 1;
-    if (cosine) m = COR_PEARSON;
+    int cov = m == COR_KENDALL + 2;
+    if (cosine || cov) m = COR_PEARSON;
+    if (cov && u != USE_PAIRWISE) error("invalid 'method' or 'use'");
     if (m < COR_PEARSON || m > COR_KENDALL || u < USE_EVERYTHING || u > USE_PAIRWISE)
         error("invalid 'method' or 'use'");
     if (!isNull(rows) && u != USE_COMPLETE_OBS && u != USE_NA_OR_COMPLETE)
@@ -103,7 +107,7 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts)
     int sd0 = 0, used = 0, status;
     char msg[512] = "";
     gc_cor_input in = {REAL(x), isNull(y) ? NULL : REAL(y), n, p, q,
-                       isNull(rows) ? NULL : INTEGER(rows), nobs, m, u, cosine};
+                       isNull(rows) ? NULL : INTEGER(rows), nobs, m, u, cosine, cov};
     status = gpucor_cor_engine(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
     if (status != GPUCOR_OK) {
         UNPROTECT(nprot);

@@ -17,6 +17,8 @@ typedef struct {
     size_t nobs;
     int method, use;         /* COR_*, USE_* */
     int cosine;              /* uncentred (gpu_bicor's prepared columns) */
+    int cov;                 /* pairwise Pearson, CPU: pairs with NA give
+                                their covariance (gpu_cov) */
 } gc_cor_input;
 
 /* Correlations into sink on the GPU (host->opts->gpu) or the CPU; *sd0:

@@ -48,7 +48,9 @@ static double exact_pair(cor_ctx *c, size_t i, size_t j, void *scratch)
     const double *x = c->rawx + i * pb->ldx, *y = c->rawy + j * (pb->y ? pb->ldy : pb->ldx);
     int sd0 = 0;
     double r;
-    if (pb->cosine)
+    if (pb->cov)
+        r = cpu_cov_pair(x, y, pb->n);
+    else if (pb->cosine)
         r = cpu_cosine_pair(x, y, pb->n, &sd0);
     else if (pb->method == COR_PEARSON)
         r = cpu_pearson_pair(x, y, pb->n, &sd0);

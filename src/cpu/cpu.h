@@ -94,6 +94,9 @@ double cpu_spearman_pair(const double *x, const double *y, size_t n,
                          double *work, size_t *idx, int *sd0);
 double cpu_cosine_pair(const double *x, const double *y, size_t n,
                        int *sd0);
+/* stats' pairwise covariance (COV_PAIRWISE_BODY with cor = FALSE): NA
+ * below two shared rows. */
+double cpu_cov_pair(const double *x, const double *y, size_t n);
 
 /* Kendall's tau-b with Knight's O(n log n) algorithm.  Values are dense
  * integer ranks (ties equal); *sd0 set when either side is all ties. */
@@ -113,6 +116,8 @@ typedef struct {
     int method;                        /* COR_* */
     int use;                           /* USE_* */
     int cosine;                        /* uncentred (cosine similarity) */
+    int cov;                           /* pairwise Pearson: a pair with NA
+                                          gives its covariance (gpu_cov) */
     int dist_rules;                    /* stats' rules of 1 - cor(t(x)) (a
                                           distance): the zero-sd warning per
                                           pair i > j, not cor()'s column rule */

@@ -15,10 +15,13 @@ static inline double clamp1(long double r)
     return (double) (r >= 1.0L ? 1.0L : (r <= -1.0L ? -1.0L : r));
 }
 
-double cpu_pearson_pair(const double *x, const double *y, size_t n, int *sd0)
+/* COV_PAIRWISE_BODY's sums: one-pass long-double means over the shared
+ * rows, then the centred cross product (and the squares when sq != NULL);
+ * returns the number of shared rows (the sums are unset below two). */
+static size_t pair_sums(const double *x, const double *y, size_t n,
+                        long double *sum, long double sq[2])
 {
-    /* as COV_PAIRWISE_BODY: one-pass long-double means over the shared rows */
-    long double xmean = 0.0L, ymean = 0.0L, sum = 0.0L, xsd = 0.0L, ysd = 0.0L;
+    long double xmean = 0.0L, ymean = 0.0L, s = 0.0L, xsd = 0.0L, ysd = 0.0L;
     size_t nobs = 0;
     for (size_t k = 0; k < n; k++)
         if (!isnan(x[k]) && !isnan(y[k])) {
@@ -26,25 +29,42 @@ double cpu_pearson_pair(const double *x, const double *y, size_t n, int *sd0)
             xmean += x[k];
             ymean += y[k];
         }
-    if (nobs < 2) return gpucor_na_real;
+    if (nobs < 2) return nobs;
     xmean /= (long double) nobs;
     ymean /= (long double) nobs;
     for (size_t k = 0; k < n; k++)
         if (!isnan(x[k]) && !isnan(y[k])) {
             long double xm = x[k] - xmean, ym = y[k] - ymean;
-            sum += xm * ym;
-            xsd += xm * xm;
-            ysd += ym * ym;
+            s += xm * ym;
+            if (sq) {
+                xsd += xm * xm;
+                ysd += ym * ym;
+            }
         }
-    if (xsd == 0.0L || ysd == 0.0L) {
+    *sum = s;
+    if (sq) { sq[0] = xsd; sq[1] = ysd; }
+    return nobs;
+}
+
+double cpu_pearson_pair(const double *x, const double *y, size_t n, int *sd0)
+{
+    long double sum, sq[2];
+    size_t nobs = pair_sums(x, y, n, &sum, sq);
+    if (nobs < 2) return gpucor_na_real;
+    if (sq[0] == 0.0L || sq[1] == 0.0L) {
         *sd0 = 1;
         return gpucor_na_real;
     }
     long double n1 = (long double) (nobs - 1);
-    xsd /= n1;
-    ysd /= n1;
-    sum /= n1;
-    return clamp1(sum / (sqrtl(xsd) * sqrtl(ysd)));
+    return clamp1((sum / n1) / (sqrtl(sq[0] / n1) * sqrtl(sq[1] / n1)));
+}
+
+double cpu_cov_pair(const double *x, const double *y, size_t n)
+{
+    long double sum;
+    size_t nobs = pair_sums(x, y, n, &sum, NULL);
+    if (nobs < 2) return gpucor_na_real;
+    return (double) (sum / (long double) (nobs - 1));
 }
 
 double cpu_spearman_pair(const double *x, const double *y, size_t n,

@@ -93,3 +93,36 @@ test_that("GPU: gpu_cov() agrees with stats::cov", {
       expect_equal(got, want, tolerance = 1e-12, label = lab)
     }
 })
+
+test_that("pairwise covariances with NA: the pairs that meet an NA are stats' to the bit", {
+  info <- new_seed()
+  for (rep in 1:25) {
+    n <- sample(c(1:4, 9, 40), 1)
+    p <- sample(1:9, 1)
+    x <- matrix(stats::rnorm(n * p), n, p)
+    if (rep %% 3 == 0) x <- 1e8 + x                     # a large offset
+    if (p >= 2) x[, 2] <- round(x[, 2])                 # ties
+    if (p >= 3) x[, 3] <- 0.1                           # constant, complete
+    if (p >= 4) { x[, 4] <- 7; x[1, 4] <- NA }          # constant, with NA
+    if (p >= 5) x[-1, 5] <- NA                          # one observation
+    x[sample(length(x), length(x) %/% 6)] <- NA
+    if (p >= 6) x[, 6] <- stats::rnorm(n)               # complete
+    y <- if (rep %% 2 == 0) matrix(stats::rnorm(n * 2), n, 2) else NULL
+    if (!is.null(y)) y[sample(length(y), 1)] <- NA
+    tile <- sample(c(0L, 1L, 2L, 3L), 1)
+    lab <- sprintf("rep %d, n = %d, p = %d, y = %s, tile %d, %s", rep, n, p,
+                   !is.null(y), tile, info)
+    want <- stats::cov(x, y, use = "pairwise.complete.obs")
+    old <- options(gpucor.cpu_tile = tile)
+    got <- gpucor::gpu_cov(x, y, use = "pairwise.complete.obs")
+    options(old)
+    expect_identical(is.na(got), is.na(want), label = lab)
+    yo <- if (is.null(y)) x else y
+    meets_na <- outer(apply(is.na(x), 2L, any), apply(is.na(yo), 2L, any), "|")
+    expect_identical(got[meets_na], want[meets_na], label = lab)
+    # the pairs of complete columns: r s_i s_j, to ~1e-15 of s_i s_j
+    s <- outer(apply(x, 2L, stats::sd), apply(yo, 2L, stats::sd))
+    d <- abs(got - want)[!meets_na]
+    expect_true(all(d <= 1e-12 * pmax(s[!meets_na], 1e-300) | d == 0, na.rm = TRUE), label = lab)
+  }
+})
