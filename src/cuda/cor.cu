@@ -228,7 +228,7 @@ static int run(gpu_cor_args *pb, const gc_sink *sink, gc_host *host,
         c.sd0 = dsd0;
         gc_plan pl;
         size_t used = m * (v + (symmetric ? 0 : q)) * sizeof(T);
-        status = gpucor_plan_panels(&d, sizeof(T), 0, used, (size_t) -1, &pl, msg,
+        status = gpucor_plan_panels(&d, sizeof(T), 0, used, (size_t) -1, 0, &pl, msg,
                                     msgcap);
         if (status != GPUCOR_OK) goto cleanup;
         c.w = pl.w;

@@ -296,7 +296,7 @@ int gpucor_kendall(dev_problem *d, char *msg, size_t msgcap)
     {
         /* panels: the accumulators and one int32 slice per GEMM per column */
         status = gpucor_plan_panels(d, sizeof(T), v * ngemm * (sizeof(double) + sizeof(int)),
-                                   used, (size_t) INT_MAX / (v ? v : 1), &c.pl,
+                                   used, (size_t) INT_MAX / (v ? v : 1), 1, &c.pl,
                                    msg, msgcap);
         if (status != GPUCOR_OK) goto cleanup;
         size_t w = c.pl.w;

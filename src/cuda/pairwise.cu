@@ -362,7 +362,7 @@ int gpucor_pairwise(dev_problem *d, char *msg, size_t msgcap)
     CU(cudaMemsetAsync(dsd0, 0, sizeof(int), st));
     c.sd0 = dsd0;
     /* the tile grid has at most 65535 x 32 panel columns */
-    status = gpucor_plan_panels(d, sizeof(T), 0, used, (size_t) 65535 * PT, &c.pl,
+    status = gpucor_plan_panels(d, sizeof(T), 0, used, (size_t) 65535 * PT, 1, &c.pl,
                                 msg, msgcap);
     if (status != GPUCOR_OK) goto cleanup;
     if (c.pl.npanels) DALLOC(c.buf, v * c.pl.w * sizeof(T), "panel");

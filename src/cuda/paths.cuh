@@ -36,10 +36,11 @@ template <typename T> int gpucor_kendall(dev_problem *d, char *msg, size_t msgca
  * (i0 = j0 for a dist: its pairs are i > j; 0 for a matrix), so a panel
  * buffer holds (v - i0) x (j1 - j0) values.  per_col: device bytes a panel
  * column needs besides its values; used: bytes already allocated; max_w:
- * the widest panel the path's launch can take. */
+ * the widest panel the path's launch can take; split: each value comes
+ * from its own pair's arithmetic, whatever the panel (gc_plan.split). */
 int gpucor_plan_panels(const dev_problem *d, size_t elt, size_t per_col,
-                       size_t used, size_t max_w, gc_plan *pl, char *msg,
-                       size_t msgcap);
+                       size_t used, size_t max_w, int split, gc_plan *pl,
+                       char *msg, size_t msgcap);
 __host__ __device__ inline size_t panel_i0(const dev_problem &d, size_t j0)
 {
     return d.dist ? j0 : 0;

@@ -33,9 +33,10 @@ size_t gc_cuda_sink_col_bytes(const gc_sink *sink, size_t elt, int narrow)
 }
 
 int gc_cuda_plan(const gc_sink *sink, size_t ncols, size_t rows, size_t elt,
-                 size_t extra, size_t used, size_t align, size_t max_w, int whole,
+                 size_t extra, size_t used, size_t align, size_t max_w, int how,
                  const gc_host *host, gc_plan *pl, char *msg, size_t msgcap)
 {
+    int whole = (how & GC_PLAN_WHOLE) != 0;
     size_t avail = gpucor_device_budget(host, used);
     int narrow = whole && gc_cuda_select_topk(sink, elt);
     const char *env = getenv("GPUCOR_TEST_WIDE");   /* bench: "0" keeps 64 MiB panels */
@@ -53,6 +54,7 @@ int gc_cuda_plan(const gc_sink *sink, size_t ncols, size_t rows, size_t elt,
     if (gc_plan_panels(ncols, col, stage, cap, avail, align, max_w,
                        host->opts->gpu_panel, pl)) {
         pl->narrow = narrow;
+        pl->split = (how & GC_PLAN_SPLIT) != 0;
         /* one plan for every worker of the call */
         if (gc_worker_agree(pl) == GPUCOR_OK) return GPUCOR_OK;
         snprintf(msg, msgcap, "interrupted");
@@ -163,11 +165,12 @@ cleanup:
 }
 
 int gpucor_plan_panels(const dev_problem *d, size_t elt, size_t per_col,
-                       size_t used, size_t max_w, gc_plan *pl, char *msg,
-                       size_t msgcap)
+                       size_t used, size_t max_w, int split, gc_plan *pl,
+                       char *msg, size_t msgcap)
 {
     size_t ncols = d->dist ? (d->v > 0 ? d->v - 1 : 0) : d->q;
-    return gc_cuda_plan(d->sink, ncols, d->v, elt, per_col, used, 1, max_w, !d->dist,
+    return gc_cuda_plan(d->sink, ncols, d->v, elt, per_col, used, 1, max_w,
+                        (d->dist ? 0 : GC_PLAN_WHOLE) | (split ? GC_PLAN_SPLIT : 0),
                         d->host, pl, msg, msgcap);
 }
 

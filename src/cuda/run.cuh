@@ -60,10 +60,13 @@ int gc_cuda_stage(const gc_sink *sink, gc_tile *t, void *buf,
 size_t gpucor_device_budget(const gc_host *host, size_t used);
 
 /* The plan for ncols result columns of 'rows' elements of elt bytes, each
- * column also needing 'extra' device bytes for the producer; an error
- * message when not one column fits. */
+ * column also needing 'extra' device bytes for the producer ('how': the
+ * GC_PLAN_* bits); an error message when not one column fits. */
+#define GC_PLAN_WHOLE 1   /* panels of whole columns (a selection may stage
+                             a few records per column) */
+#define GC_PLAN_SPLIT 2   /* gc_plan.split */
 int gc_cuda_plan(const gc_sink *sink, size_t ncols, size_t rows, size_t elt,
-                 size_t extra, size_t used, size_t align, size_t max_w, int whole,
+                 size_t extra, size_t used, size_t align, size_t max_w, int how,
                  const gc_host *host, gc_plan *pl, char *msg, size_t msgcap);
 
 /* Whether the selecting sink keeps each whole column's best k on the

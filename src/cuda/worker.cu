@@ -185,6 +185,20 @@ int gc_worker_agree(gc_plan *pl)
         gc_plan p = *pl;
         p.w = co->minw;
         p.npanels = p.ncols ? (p.ncols + p.w - 1) / p.w : 0;
+        /* a result of few panels (Kendall's 2000 columns of 50000
+         * observations: one) would leave workers idle; where the values do
+         * not depend on the panel width, cut a multiple of the worker
+         * count, equally wide (each worker prepares its whole input once
+         * per panel, so not more than that) */
+        size_t nw = (size_t) (co->joined > 0 ? co->joined : 1);
+        if (p.split && nw > 1 && p.npanels > 0 && p.npanels < 4 * nw) {
+            size_t want = (p.npanels + nw - 1) / nw * nw;
+            size_t w = (p.ncols + want - 1) / want;
+            if (w >= 1 && w < p.w) {
+                p.w = w;
+                p.npanels = (p.ncols + w - 1) / w;
+            }
+        }
         co->todo = (long *) malloc((p.npanels + 1) * sizeof(long));
         co->owner = (int *) malloc((p.npanels + 1) * sizeof(int));
         if (!co->todo || !co->owner) {

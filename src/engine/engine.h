@@ -213,6 +213,9 @@ typedef struct {
     size_t w, npanels, ncols;
     int narrow;   /* GPU: the sink stages a few records per column, not its
                      values (cuda/select.cu), so panels may be wider */
+    int split;    /* GPU: a value does not depend on the panel width, so
+                     several workers may cut narrower panels to share a
+                     result of few panels (cuda/worker.cu) */
 } gc_plan;
 int gc_plan_panels(size_t ncols, size_t col_bytes, size_t stage_bytes,
                    size_t stage_cap, size_t avail, size_t align, size_t max_w,

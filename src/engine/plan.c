@@ -10,6 +10,7 @@ int gc_plan_panels(size_t ncols, size_t col_bytes, size_t stage_bytes,
 {
     pl->ncols = ncols;
     pl->narrow = 0;
+    pl->split = 0;
     size_t w = avail / (col_bytes ? col_bytes : 1);
     size_t cap = stage_cap / (stage_bytes ? stage_bytes : 1);   /* 0: a column
                                                                    exceeds the staging */
