@@ -7,11 +7,14 @@
 # every column's mean and spread exact as for the dense input; the
 # complete-case modes read the blocks once first to find the complete rows.
 
-# The source to read in blocks (variables in columns), or NULL.
-.block_source <- function(x, assay) {
+# The source to read in blocks, or NULL: as it is (gpu_dist()'s items in
+# rows), or with a SummarizedExperiment's features as columns (gpu_cor()'s
+# variables).
+.block_source <- function(x, assay, features_are_variables = TRUE) {
   if (inherits(x, "SummarizedExperiment")) {
     m <- SummarizedExperiment::assay(x, assay, withDimnames = TRUE)
     if (!inherits(m, "DelayedArray")) return(NULL)
+    if (!features_are_variables) return(m)
     return(getExportedValue("BiocGenerics", "t")(m))   # lazy: genes become columns
   }
   if (inherits(x, c("DelayedArray", "big.matrix"))) x else NULL
@@ -112,4 +115,73 @@
   if (!is.null(cx) || !is.null(cy)) dimnames(r) <- list(cx, cy)
   if (sd0) warning("the standard deviation is zero")
   r
+}
+
+# gpu_dist() of such an input (items in rows) larger than one block: whole
+# rows are read in blocks (a distance needs every coordinate of its two
+# rows), and the 'dist' is made block pair by block pair, so at most two
+# blocks are dense at a time.  The engine has no distances between two
+# sets of rows, so the pairs of blocks a < b come from the 'dist' of their
+# rows together, of which the pairs across are kept (and those within a
+# block once): about twice the arithmetic of one call on the whole input,
+# each pair with the same arithmetic as there.  Returns the packed
+# distances with gpu_dist()'s attributes "sd0" and "nonfinite", or NULL
+# when the input fits one block (the caller reads it whole).
+.blocked_dist <- function(x, m, p, backend, precision, devices, verbose) {
+  n <- nrow(x)
+  k <- ncol(x)
+  w <- max(1, floor(.block_bytes() / (8 * max(k, 1))))
+  if (n <= w) return(NULL)
+  w <- min(w, 8192)       # two blocks' 'dist' (2w)^2 / 2 doubles: up to 1 GiB
+  len <- as.double(n) * (n - 1) / 2
+  .memory_guard(8 * (len + 2 * (2 * w)^2 + 4 * as.double(w) * (k + 4)),
+                sprintf("gpu_dist(): the 'dist' of %d rows", n),
+                paste("Cluster a subset of the rows, or compute the distances",
+                      "between blocks of rows."))
+  cost <- if (m <= 6L) 1 else
+    .cpu_cost(c("pearson", "pearson", "spearman", "kendall", "pearson")[m - 6L], FALSE)
+  backend <- .resolve_backend(backend, work = len * k * cost)
+  blocks <- lapply(seq(1, n, by = w), function(s) s:min(n, s + w - 1))
+  K <- length(blocks)
+  read <- function(b) .dist_input(x[blocks[[b]], , drop = FALSE], 1L)
+  # where column i's pairs (i, j > i) start in the packed vector of size s
+  start <- function(i, s) (i - 1) * s - i * (i - 1) / 2
+  d <- numeric(len)
+  sd0 <- nonfinite <- FALSE
+  t0 <- proc.time()[["elapsed"]]
+  for (a in seq_len(K - 1L)) {
+    A <- read(a)
+    ra <- blocks[[a]]
+    for (b in (a + 1L):K) {
+      rb <- blocks[[b]]
+      dl <- .dist_run(rbind(A, read(b)), m, p, backend, precision, devices, FALSE)
+      sd0 <- sd0 || isTRUE(attr(dl, "sd0"))
+      nonfinite <- nonfinite || isTRUE(attr(dl, "nonfinite"))
+      la <- length(ra)
+      lb <- length(rb)
+      s <- la + lb
+      # within a block: once, from its first pair (the last block: its last)
+      own_a <- b == a + 1L
+      own_b <- b == K && a == K - 1L
+      for (u in seq_len(s - 1L)) {
+        lo <- start(u, s)
+        if (u <= la) {
+          i <- ra[u]
+          g <- start(i, n)
+          if (own_a && u < la)
+            d[g + seq_len(la - u)] <- dl[lo + seq_len(la - u)]
+          d[g + (rb[1L] - i) - 1 + seq_len(lb)] <- dl[lo + (la - u) + seq_len(lb)]
+        } else if (own_b) {
+          i <- rb[u - la]
+          d[start(i, n) + seq_len(s - u)] <- dl[lo + seq_len(s - u)]
+        }
+      }
+    }
+  }
+  if (verbose)
+    message(sprintf("gpu_dist: %d blocks of up to %d rows (%d pairs of blocks), %.3f s",
+                    K, w, K * (K - 1L) / 2L, proc.time()[["elapsed"]] - t0))
+  if (sd0) attr(d, "sd0") <- TRUE
+  if (nonfinite) attr(d, "nonfinite") <- TRUE
+  d
 }

@@ -46,8 +46,14 @@
 #'   column); integer and logical values are coerced to double.  A
 #'   `SummarizedExperiment` or `ExpressionSet` gives the distances between
 #'   its features (rows): `gpu_dist(se)` is `gpu_dist(assay(se))`.  A
-#'   `Matrix`, `DelayedArray`/`HDF5Array` or `bigmemory::big.matrix` is
-#'   read into a dense matrix first (after the memory check).
+#'   `Matrix` is read into a dense matrix first (after the memory check).
+#'   A `DelayedArray`/`HDF5Array` or `bigmemory::big.matrix` (or such an
+#'   assay) is too when it fits DelayedArray's block size
+#'   (`DelayedArray::getAutoBlockSize()`); a larger one is read in blocks of
+#'   whole rows, and the distances are made block pair by block pair from
+#'   the rows of two blocks at a time (the pairs within the two blocks are
+#'   computed too, so this costs about twice the arithmetic; the values are
+#'   those of the whole input).
 #' @param method the distance, one of `"euclidean"` (default), `"maximum"`,
 #'   `"manhattan"`, `"canberra"`, `"binary"`, `"minkowski"`,
 #'   `"correlation"`, `"abscorrelation"`, `"spearman"`, `"kendall"`,
@@ -81,30 +87,31 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
   devices <- .check_devices(devices)
   m <- .dist_method(method, p)
   precision <- match.arg(precision)
-  x <- .dist_input(x, assay)
-  n <- as.double(nrow(x))
-  # the result, and the engine's copy of the input (transposed or padded)
-  .memory_guard(8 * (n * (n - 1) / 2 + 2 * n * (ncol(x) + 4)),
-                sprintf("gpu_dist(): the 'dist' of %d rows", nrow(x)),
-                paste("Cluster a subset of the rows, or compute the distances",
-                      "between blocks of rows."))
-  backend <- .dist_backend(backend, x, m)
-
-  done <- FALSE
-  if (backend == "gpu") on.exit(if (!done) .gpu_forget())
-  t0 <- proc.time()[["elapsed"]]
-  d <- .Call(C_gpucor_dist, x, m, as.double(p), .engine_opts(backend, precision, verbose, devices))
-  done <- TRUE
-  if (verbose)
-    .engine_report("gpu_dist", attr(d, "threads"), precision, proc.time()[["elapsed"]] - t0,
-                   devices)
+  # an input larger than a block is read in blocks of rows (R/blocks.R)
+  src <- if (isS4(x)) .block_source(x, assay, FALSE)
+  d <- if (!is.null(src)) .blocked_dist(src, m, p, backend, precision, devices, verbose)
+  if (!is.null(d)) {
+    size <- as.integer(nrow(src))
+    labels <- rownames(src)
+  } else {
+    x <- .dist_input(x, assay)
+    n <- as.double(nrow(x))
+    # the result, and the engine's copy of the input (transposed or padded)
+    .memory_guard(8 * (n * (n - 1) / 2 + 2 * n * (ncol(x) + 4)),
+                  sprintf("gpu_dist(): the 'dist' of %d rows", nrow(x)),
+                  paste("Cluster a subset of the rows, or compute the distances",
+                        "between blocks of rows."))
+    d <- .dist_run(x, m, p, .dist_backend(backend, x, m), precision, devices, verbose)
+    size <- nrow(x)
+    labels <- dimnames(x)[[1L]]
+  }
   sd0 <- isTRUE(attr(d, "sd0"))
   nonfinite <- isTRUE(attr(d, "nonfinite"))
   timing <- attr(d, "timing")          # these two only with option gpucor.profile
   threads <- attr(d, "threads")
   attributes(d) <- NULL
-  attr(d, "Size") <- nrow(x)
-  attr(d, "Labels") <- dimnames(x)[[1L]]
+  attr(d, "Size") <- size
+  attr(d, "Labels") <- labels
   attr(d, "Diag") <- diag
   attr(d, "Upper") <- upper
   attr(d, "method") <- .gpucor_dist_methods[m]
@@ -117,6 +124,21 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
   }
   if (nonfinite) warning("treating non-finite values as NA")
   if (sd0) warning("the standard deviation is zero")
+  d
+}
+
+# The engine's packed distances between the rows of the double matrix x
+# (with its attributes "sd0", "nonfinite", and under profiling "timing" and
+# "threads"), on the backend chosen.
+.dist_run <- function(x, m, p, backend, precision, devices, verbose) {
+  done <- FALSE
+  if (backend == "gpu") on.exit(if (!done) .gpu_forget())
+  t0 <- proc.time()[["elapsed"]]
+  d <- .Call(C_gpucor_dist, x, m, as.double(p), .engine_opts(backend, precision, verbose, devices))
+  done <- TRUE
+  if (verbose)
+    .engine_report("gpu_dist", attr(d, "threads"), precision, proc.time()[["elapsed"]] - t0,
+                   devices)
   d
 }
 

@@ -6,6 +6,7 @@
 #     bash bench/device.sh [tests] [sanitize] [racecheck] [bench] [bench-<part>]
 #                          [identical] [compare] [big] [interrupt] [smoke]
 #                          [devices] [profile] [edges|paths|hclust|wgcna]
+#                          [dist-blocks]
 #                          [<file>-tests] [sanitize-<file>]
 #   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all;
 #   compare times the GPU cases of bench/compare_case.R with the build of
@@ -192,6 +193,9 @@ devices)
   Rscript bench/devices.R ${DEVICES_N:-50000} ${DEVICES_P:-2000} ${DEVICES:-all} 2>&1 | tee "$OUT/devices.log" | tail -8 ;;
 profile)
   Rscript bench/profile_dense.R 20000 50000 2>&1 | tee "$OUT/profile.log" | tail -8 ;;
+dist-blocks)
+  # gpu_dist()'s block reading on the GPU (bench/dist_blocks_smoke.R)
+  Rscript bench/dist_blocks_smoke.R 2>&1 | tee "$OUT/dist-blocks.log" | tail -12 ;;
 smoke)
   Rscript bench/na_smoke.R 2>&1 | tee "$OUT/smoke.log" | tail -70 ;;
 bench|bench-*)

@@ -242,3 +242,53 @@ test_that("DelayedArray, HDF5Array and big.matrix larger than a block: blocks ag
                  suppressWarnings(stats::cor(m)), tolerance = 1e-12)
   }
 })
+
+test_that("gpu_dist() of a DelayedArray, HDF5Array, big.matrix or SummarizedExperiment larger than a block: blocks of rows agree with the whole", {
+  have <- c(DelayedArray = requireNamespace("DelayedArray", quietly = TRUE),
+            HDF5Array = requireNamespace("HDF5Array", quietly = TRUE),
+            bigmemory = requireNamespace("bigmemory", quietly = TRUE),
+            SummarizedExperiment = requireNamespace("SummarizedExperiment", quietly = TRUE))
+  if (!have[["DelayedArray"]]) skip("DelayedArray is not installed")
+  info <- new_seed()
+  n <- 17
+  k <- 6
+  d <- rmat(n, k, dimnames = list(paste0("r", 1:n), NULL))
+  d[2, ] <- 3                             # a constant row
+  d[5, ] <- round(d[5, ])                 # ties
+  d[6, ] <- d[4, ] + 1e-9                 # near-duplicate rows
+  d[8, ] <- 1e8 + d[8, ]                  # a large offset
+  d[sample(length(d), 9)] <- NA
+  d[11, 3] <- Inf
+  d[12, 1:5] <- NA                        # one coordinate left
+  bs <- DelayedArray::getAutoBlockSize()
+  on.exit(suppressMessages(DelayedArray::setAutoBlockSize(bs)))
+  methods <- c("euclidean", "maximum", "manhattan", "canberra", "binary", "minkowski",
+               "correlation", "abscorrelation", "spearman", "kendall", "cosine")
+  backends <- c("cpu", if (isTRUE(as.vector(gpucor::gpu_available()))) "gpu")
+  strip <- function(a) { a$call <- NULL; a }
+  for (rows in c(1, 2, 3, 5)) {
+    suppressMessages(DelayedArray::setAutoBlockSize(8 * k * rows))
+    objs <- list(DelayedMatrix = DelayedArray::DelayedArray(d))
+    if (have[["HDF5Array"]]) objs$HDF5Matrix <-
+      HDF5Array::writeHDF5Array(d, tempfile(fileext = ".h5"), "m", with.dimnames = TRUE)
+    if (have[["bigmemory"]]) objs$big.matrix <- bigmemory::as.big.matrix(d)
+    if (have[["SummarizedExperiment"]]) objs$SummarizedExperiment <-
+      SummarizedExperiment::SummarizedExperiment(list(a = DelayedArray::DelayedArray(d)))
+    for (nm in names(objs)) for (method in methods) for (backend in backends) {
+      lab <- sprintf("%s, %d rows a block, %s, %s, %s", nm, rows, method, backend, info)
+      whole <- capture_conditions(gpucor::gpu_dist(d, method, p = 3, backend = backend))
+      got <- capture_conditions(gpucor::gpu_dist(objs[[nm]], method, p = 3, backend = backend))
+      expect_identical(got$warnings, whole$warnings, label = lab)
+      expect_identical(strip(attributes(got$value)), strip(attributes(whole$value)),
+                       label = lab)
+      expect_identical(is.na(c(got$value)), is.na(c(whole$value)), label = lab)
+      expect_lte(max(abs(c(got$value) - c(whole$value)), 0, na.rm = TRUE), 1e-14)
+      if (method %in% methods[1:6] && backend == "cpu") {
+        want <- suppressWarnings(stats::dist(d, method, p = 3))
+        expect_equal(c(got$value), c(want), tolerance = 1e-12, label = lab)
+      }
+    }
+  }
+  expect_message(gpucor::gpu_dist(DelayedArray::DelayedArray(d), backend = "cpu", verbose = TRUE),
+                 "4 blocks of up to 5 rows (6 pairs of blocks)", fixed = TRUE)
+})
