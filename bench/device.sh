@@ -56,7 +56,9 @@ profile-edges)
   Rscript -e 'a <- commandArgs(TRUE); r <- as.data.frame(testthat::test_file(sprintf("tests/testthat/test-%s.R", a),
     package = "gpucor", load_package = "installed", reporter = "summary")); cat(sprintf("%s tests: %d passed, %d failed, %d skipped\n",
     a, sum(r$passed), sum(r$failed) + sum(r$error), sum(r$skipped)))' "$t" 2>&1 | tee "$OUT/$w.log" | tail -30 ;;
-sanitize-edges|sanitize-paths|sanitize-hclust|sanitize-wgcna)
+sanitize-edges|sanitize-paths|sanitize-hclust|sanitize-wgcna|sanitize-devices-profile)
+  Rscript bench/devices_profile.R ${DEVICES_N:-20000} ${DEVICES_P:-2000} 2>&1 | tee "$OUT/devices-profile.log" | tail -8 ;;
+devices)
   # memcheck with leak check, then racecheck, over one test file
   t=${w#sanitize-}
   cat > /tmp/san-$t.R <<R

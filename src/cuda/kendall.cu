@@ -15,6 +15,15 @@
  * 200, a handful of GEMM tiles) still fills the GPU.  The int32 slices are
  * summed into double accumulators (exact below 2^53).
  *
+ * Several GPUs: a result of one panel (2000 columns of 50000 rows) would
+ * keep one GPU busy, and cutting it into narrower panels makes every GPU
+ * build every chunk.  So each worker sums its share of the chunks (chunk
+ * ch goes to worker ch mod n) for the whole panel, the shares are added on
+ * the host (gc_worker_allreduce: integers, exact in any order, so the
+ * values are those of one GPU), and the worker that takes the panel
+ * finishes it from the sum.  If a worker fails before its share arrived,
+ * the one that takes the panel makes it whole on its own.
+ *
  * Outside pairwise mode a column with NA is NA throughout (or its rows are
  * already dropped) and the denominators are per column: the untied pairs,
  * summed from S.  Pairwise, a pair's denominators depend on both columns'
@@ -25,8 +34,10 @@
  */
 #include <math.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include "paths.cuh"
+#include "worker.cuh"
 
 #define CB 32          /* columns per thread when building a chunk */
 #define MIN_SLICE 4096 /* rows of K per GEMM slice, at least */
@@ -176,6 +187,7 @@ struct kd_ctx {
     unsigned char *fx, *fy;
     int *sd0;
     int built;               /* the single chunk is already on the device */
+    int summed;              /* acc (and tx) hold the workers' summed shares */
     int counted;             /* the per-column counts are made (by this
                                 worker's first panel, whichever it is) */
 };
@@ -207,22 +219,22 @@ cleanup:
     return status;
 }
 
+/* acc (+)= the products of chunks ch0, ch0 + step, ... for the panel
+ * [j0, j0 + w) (acc set afresh by the first chunk unless 'add'); count:
+ * the per-column untied pairs are summed too. */
 template <typename T>
-static int kd_produce(void *vctx, size_t j0, size_t j1, gc_tile *t,
-                      cudaStream_t st, char *msg, size_t msgcap)
+static int kd_chunks(kd_ctx<T> *c, size_t j0, size_t w, size_t ch0, size_t step,
+                     int add, int count, cudaStream_t st, char *msg, size_t msgcap)
 {
-    kd_ctx<T> *c = (kd_ctx<T> *) vctx;
     dev_problem *d = c->d;
     int status = GPUCOR_OK;
-    int first = !c->counted;   /* the first panel builds the per-column counts */
-    gpucor_panel_tile(d, j0, j1, c->buf, sizeof(T) == sizeof(float), t);
-    size_t v = d->v, q = d->symmetric ? v : d->q, w = j1 - j0, vw = v * w;
+    size_t v = d->v, q = d->symmetric ? v : d->q, vw = v * w;
     size_t ngemm = d->pairwise ? 4 : 1;
     unsigned eb = (unsigned) ((vw + 255) / 256);
     cublasHandle_t h = d->gc->h;
-    for (size_t ch = 0; ch < c->nchunks; ch++) {
+    for (size_t ch = ch0; ch < c->nchunks; ch += step) {
         if (!c->built) {
-            status = build_chunk(c, ch, first, st, msg, msgcap);
+            status = build_chunk(c, ch, count, st, msg, msgcap);
             if (status != GPUCOR_OK) goto cleanup;
         }
         const signed char *Sx = c->sx, *Sy = c->sy + j0 * c->ld;
@@ -234,7 +246,7 @@ static int kd_produce(void *vctx, size_t j0, size_t j1, gc_tile *t,
             CUBLAS(gemm_i8(h, a[g], b[g], c->c32 + g * c->nb * vw, v, w, c->ks,
                            c->ld, c->nb));
             add_slices<<<eb, 256, 0, st>>>(c->c32 + g * c->nb * vw, c->nb, vw,
-                                           c->acc + g * vw, ch == 0);
+                                           c->acc + g * vw, !add && ch == ch0);
             LAUNCHED("add_slices");
         }
         /* a long chunk loop stays interruptible */
@@ -246,6 +258,25 @@ static int kd_produce(void *vctx, size_t j0, size_t j1, gc_tile *t,
                 goto cleanup;
             }
         }
+    }
+cleanup:
+    return status;
+}
+
+template <typename T>
+static int kd_produce(void *vctx, size_t j0, size_t j1, gc_tile *t,
+                      cudaStream_t st, char *msg, size_t msgcap)
+{
+    kd_ctx<T> *c = (kd_ctx<T> *) vctx;
+    dev_problem *d = c->d;
+    int status = GPUCOR_OK;
+    int first = !c->counted;   /* the first panel builds the per-column counts */
+    gpucor_panel_tile(d, j0, j1, c->buf, sizeof(T) == sizeof(float), t);
+    size_t v = d->v, q = d->symmetric ? v : d->q, w = j1 - j0, vw = v * w;
+    unsigned eb = (unsigned) ((vw + 255) / 256);
+    if (!c->summed) {
+        status = kd_chunks(c, j0, w, 0, 1, 0, first, st, msg, msgcap);
+        if (status != GPUCOR_OK) goto cleanup;
     }
     if (first && !c->built && !d->pairwise) {
         zero_flags<<<(unsigned) ((v + 255) / 256), 256, 0, st>>>(c->tx, v, c->fx);
@@ -260,6 +291,51 @@ static int kd_produce(void *vctx, size_t j0, size_t j1, gc_tile *t,
     LAUNCHED("kendall_finish");
     c->counted = 1;
 cleanup:
+    return status;
+}
+
+/* This worker's share of the one panel's chunks (ch = rank mod nw), the
+ * shares summed over the workers into acc and tx (c->summed), or acc and
+ * tx left to the worker that takes the panel when a share is missing. */
+template <typename T>
+static int kd_share(kd_ctx<T> *c, size_t rank, size_t nw, size_t cols,
+                    cudaStream_t st, char *msg, size_t msgcap)
+{
+    dev_problem *d = c->d;
+    int status = GPUCOR_OK;
+    size_t nacc = (d->pairwise ? 4 : 1) * d->v * c->pl.w;
+    size_t nt = d->pairwise ? 0 : cols, len = nacc + nt;
+    int sum;
+    double *hb = (double *) malloc(len * sizeof(double));
+    if (!hb) {
+        snprintf(msg, msgcap, "out of host memory");
+        return GPUCOR_ERR_ALLOC;
+    }
+    CU(cudaMemsetAsync(c->acc, 0, nacc * sizeof(double), st));
+    status = kd_chunks(c, 0, c->pl.w, rank, nw, 1, !d->pairwise, st, msg, msgcap);
+    if (status != GPUCOR_OK) goto cleanup;
+    CU(cudaMemcpyAsync(hb, c->acc, nacc * sizeof(double), cudaMemcpyDeviceToHost, st));
+    if (nt) CU(cudaMemcpyAsync(hb + nacc, c->tx, nt * sizeof(double),
+                               cudaMemcpyDeviceToHost, st));
+    CU(cudaStreamSynchronize(st));
+    sum = gc_worker_allreduce(hb, len);
+    if (sum < 0) {
+        snprintf(msg, msgcap, "injected failure (GPUCOR_TEST_FAIL_WORKER)");
+        status = GPUCOR_ERR_CUDA;
+        goto cleanup;
+    }
+    if (sum) {
+        CU(cudaMemcpyAsync(c->acc, hb, nacc * sizeof(double), cudaMemcpyHostToDevice, st));
+        if (nt) CU(cudaMemcpyAsync(c->tx, hb + nacc, nt * sizeof(double),
+                                   cudaMemcpyHostToDevice, st));
+        c->summed = 1;
+    } else if (nt) {
+        /* the panel is made whole: its counts start again */
+        CU(cudaMemsetAsync(c->tx, 0, nt * sizeof(double), st));
+    }
+    CU(cudaStreamSynchronize(st));
+cleanup:
+    free(hb);
     return status;
 }
 
@@ -294,9 +370,15 @@ int gpucor_kendall(dev_problem *d, char *msg, size_t msgcap)
     CU(cudaMemsetAsync(c.sd0, 0, sizeof(int), st));
 
     {
-        /* panels: the accumulators and one int32 slice per GEMM per column */
+        /* panels: the accumulators and one int32 slice per GEMM per column.
+         * Several workers cut a narrow result into narrower panels when
+         * the signs are one chunk (built once per worker); with more
+         * chunks they share the chunks of the panel instead (kd_share) */
+        size_t room0 = gpucor_device_budget(d->host, used);
+        if (room0 > ((size_t) 4 << 30)) room0 = (size_t) 4 << 30;
+        int one_chunk = (double) c.K * c.nmat * cols <= (double) room0;
         status = gpucor_plan_panels(d, sizeof(T), v * ngemm * (sizeof(double) + sizeof(int)),
-                                   used, (size_t) INT_MAX / (v ? v : 1), 1, &c.pl,
+                                   used, (size_t) INT_MAX / (v ? v : 1), one_chunk, &c.pl,
                                    msg, msgcap);
         if (status != GPUCOR_OK) goto cleanup;
         size_t w = c.pl.w;
@@ -342,6 +424,15 @@ int gpucor_kendall(dev_problem *d, char *msg, size_t msgcap)
             LAUNCHED("zero_flags");
         }
         c.built = 1;
+    }
+    {
+        /* several workers and one panel: each sums its share of the chunks */
+        int rank = 0, nw = 1;
+        gc_worker_rank(&rank, &nw);
+        if (nw > 1 && c.pl.npanels == 1 && c.nchunks > 1) {
+            status = kd_share<T>(&c, (size_t) rank, (size_t) nw, cols, st, msg, msgcap);
+            if (status != GPUCOR_OK) goto cleanup;
+        }
     }
     if (c.pl.npanels) DALLOC(c.buf, v * c.pl.w * sizeof(T), "panel");
     status = gc_cuda_run(kd_produce<T>, &c, &c.pl, sizeof(T) == sizeof(float),

@@ -115,6 +115,9 @@ typedef struct gc_coord {
     long *todo;                   /* panels to make again */
     size_t ntodo;
     int *owner;                   /* per panel: the worker that made it */
+    int rank[GC_MAX_WORKERS];     /* order of agreeing (gc_worker_rank) */
+    double *sum;                  /* gc_worker_allreduce: the running sum, */
+    int arrived, reduce_state;    /* the workers in it, 1 done, -1 failed */
     gc_post q[2 * GC_MAX_WORKERS];
     int nq;
     int busy[GC_MAX_WORKERS][2];  /* staging buffer posted, not yet committed */
@@ -175,6 +178,7 @@ int gc_worker_agree(gc_plan *pl)
     if (!co) return GPUCOR_OK;
     int me = self_tl->slot, status = GPUCOR_OK;
     pthread_mutex_lock(&co->mu);
+    co->rank[me] = co->joined;
     co->joined++;
     co->joined_me[me] = 1;
     if (co->joined == 1 || pl->w < co->minw) co->minw = pl->w;
@@ -214,6 +218,50 @@ int gc_worker_agree(gc_plan *pl)
     else *pl = co->plan;
     pthread_mutex_unlock(&co->mu);
     return status;
+}
+
+void gc_worker_rank(int *rank, int *n)
+{
+    gc_coord *co = self_tl ? self_tl->co : NULL;
+    *rank = 0;
+    *n = 1;
+    if (!co || co->inline_mode) return;
+    pthread_mutex_lock(&co->mu);
+    if (co->plan_ready) {
+        *rank = co->rank[self_tl->slot];
+        *n = co->joined;
+    }
+    pthread_mutex_unlock(&co->mu);
+}
+
+int gc_worker_allreduce(double *buf, size_t len)
+{
+    gc_coord *co = self_tl ? self_tl->co : NULL;
+    if (!co || co->inline_mode) return 0;
+    pthread_mutex_lock(&co->mu);
+    if (co->inject_slot == self_tl->slot && co->inject_at == 0 && !co->inject_fired) {
+        /* tests: this worker fails before its share arrives (k:0) */
+        pthread_mutex_unlock(&co->mu);
+        return -1;
+    }
+    if (co->reduce_state == 0 && !co->sum) {
+        co->sum = (double *) calloc(len ? len : 1, sizeof(double));
+        if (!co->sum) co->reduce_state = -1;
+    }
+    if (co->reduce_state == 0)
+        for (size_t k = 0; k < len; k++) co->sum[k] += buf[k];
+    co->arrived++;
+    pthread_cond_broadcast(&co->cv);
+    /* every worker still in the call arrives; one that failed before it
+     * did leaves its share out, and then nobody's sum is the whole */
+    while (!co->stop && co->reduce_state == 0 && co->arrived < co->joined - co->lost)
+        pthread_cond_wait(&co->cv, &co->mu);
+    if (co->reduce_state == 0)
+        co->reduce_state = co->stop || co->lost > 0 ? -1 : 1;
+    int ok = co->reduce_state == 1;
+    if (ok) memcpy(buf, co->sum, len * sizeof(double));
+    pthread_mutex_unlock(&co->mu);
+    return ok;
 }
 
 long gc_worker_take(int may_block)
@@ -541,6 +589,7 @@ out:
     pthread_cond_destroy(&co->cv);
     free(co->todo);
     free(co->owner);
+    free(co->sum);
     free(co);
     return status;
 }

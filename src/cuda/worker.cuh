@@ -67,6 +67,18 @@ int gc_worker_wait_free(int b);
 void gc_worker_post(int b, const gc_tile *t, size_t offset, size_t count);
 /* Waits until nothing this worker posted is still being read. */
 void gc_worker_drain(void);
+/* This worker's rank among the n that agreed on the plan (0 and 1 for a
+ * call of one worker).  Call after gc_worker_agree(). */
+void gc_worker_rank(int *rank, int *n);
+/* Sums buf[0..len) over the n workers of gc_worker_rank(): each calls it
+ * once with its share and, when every share arrived, gets the sum back in
+ * buf and 1.  0 (buf unchanged) when a worker failed before its share
+ * arrived, the call is being stopped, or the call has one worker: the
+ * caller then makes the whole on its own.  -1: fail now (tests:
+ * GPUCOR_TEST_FAIL_WORKER="k:0" names this worker).  For sums that are exact in any
+ * order (integers below 2^53), so the result does not depend on the
+ * number of workers. */
+int gc_worker_allreduce(double *buf, size_t len);
 /* Nonzero when the call is being stopped (the workers' interrupt hook). */
 int gc_worker_stopped(void);
 

@@ -84,6 +84,41 @@ test_that("GPU: results are identical whichever workers made the panels", {
   for (s in sets)
     expect_identical(gpucor::gpu_cor(xk, method = "kendall", backend = "gpu", devices = s), one,
                      label = sprintf("chunked kendall, devices = %s, %s", deparse(s), info))
+  # ... and in one panel: each worker sums its share of the chunks, the
+  # shares are added, one worker finishes (pairwise, with y, a zero-sd
+  # column: the untied counts are summed too); a worker that fails before
+  # its share arrives leaves the panel to be made whole by another
+  options(gpucor.gpu_slab = NULL)
+  xk[, 9] <- 4
+  xkn <- xk
+  xkn[sample(length(xkn), 200)] <- NA
+  yk <- rmat(2000, 3)
+  for (cs in list(list(x = xk, y = NULL, use = "everything"),
+                  list(x = xkn, y = NULL, use = "pairwise.complete.obs"),
+                  list(x = xk, y = yk, use = "everything"))) {
+    run <- function(s) suppressWarnings(gpucor::gpu_cor(cs$x, cs$y, cs$use, "kendall",
+                                                        backend = "gpu", devices = s))
+    one <- run(0L)
+    expect_equal(one, suppressWarnings(gpucor::gpu_cor(cs$x, cs$y, cs$use, "kendall",
+                                                       backend = "cpu")), tolerance = 1e-12)
+    for (s in sets)
+      expect_identical(run(s), one, label = sprintf("kendall in one panel, %s, y = %s, devices = %s, %s",
+                                                    cs$use, !is.null(cs$y), deparse(s), info))
+    for (inj in c("2:0", "1:0")) {
+      Sys.setenv(GPUCOR_TEST_FAIL_WORKER = inj)
+      ws <- character()
+      got <- withCallingHandlers(gpucor::gpu_cor(cs$x, cs$y, cs$use, "kendall", backend = "gpu",
+                                                 devices = c(0L, 0L, 0L)),
+                                 warning = function(w) {
+                                   ws <<- c(ws, conditionMessage(w))
+                                   invokeRestart("muffleWarning")
+                                 })
+      Sys.unsetenv("GPUCOR_TEST_FAIL_WORKER")
+      expect_identical(got, one, label = sprintf("kendall in one panel, failing %s, %s", inj, info))
+      expect_true(any(grepl("left out (injected failure", ws, fixed = TRUE)),
+                  label = paste(inj, paste(ws, collapse = "; ")))
+    }
+  }
   # the zero-sd warning comes from whichever worker made the pair
   options(gpucor.gpu_memory = NULL, gpucor.gpu_slab = 7)
   xc <- x
