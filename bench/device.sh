@@ -56,9 +56,7 @@ profile-edges)
   Rscript -e 'a <- commandArgs(TRUE); r <- as.data.frame(testthat::test_file(sprintf("tests/testthat/test-%s.R", a),
     package = "gpucor", load_package = "installed", reporter = "summary")); cat(sprintf("%s tests: %d passed, %d failed, %d skipped\n",
     a, sum(r$passed), sum(r$failed) + sum(r$error), sum(r$skipped)))' "$t" 2>&1 | tee "$OUT/$w.log" | tail -30 ;;
-sanitize-edges|sanitize-paths|sanitize-hclust|sanitize-wgcna|sanitize-devices-profile)
-  Rscript bench/devices_profile.R ${DEVICES_N:-20000} ${DEVICES_P:-2000} 2>&1 | tee "$OUT/devices-profile.log" | tail -8 ;;
-devices)
+sanitize-edges|sanitize-paths|sanitize-hclust|sanitize-wgcna|sanitize-devices)
   # memcheck with leak check, then racecheck, over one test file
   t=${w#sanitize-}
   cat > /tmp/san-$t.R <<R
@@ -190,6 +188,8 @@ R
   while [ ! -s /tmp/int.pid ]; do sleep 0.2; done
   sleep 1.5; kill -INT "$(cat /tmp/int.pid)"
   wait $rpid; echo "Rscript exit: $?"; cat "$OUT/interrupt.log" ;;
+devices-profile)
+  Rscript bench/devices_profile.R ${DEVICES_N:-20000} ${DEVICES_P:-2000} 2>&1 | tee "$OUT/devices-profile.log" | tail -8 ;;
 devices)
   # several workers on one call (DEVICES: "all", or ordinals such as 0,0)
   Rscript bench/devices.R ${DEVICES_N:-50000} ${DEVICES_P:-2000} ${DEVICES:-all} 2>&1 | tee "$OUT/devices.log" | tail -8 ;;
