@@ -20,6 +20,32 @@
   if (inherits(x, c("DelayedArray", "big.matrix"))) x else NULL
 }
 
+# The engine's progress bar (src/progress.c) over a loop of n engine calls,
+# whose own bars are off meanwhile (the caller sets gpucor.progress):
+# shown in interactive sessions once the loop has taken two seconds.
+# Returns the function to call after each of the n steps.
+.loop_progress <- function(n) {
+  show <- .opt("gpucor.progress") && interactive()
+  t0 <- proc.time()[["elapsed"]]
+  k <- 0
+  shown <- FALSE
+  last <- -1L
+  function() {
+    k <<- k + 1
+    frac <- k / n
+    if (!show || (!shown && (proc.time()[["elapsed"]] - t0 < 2 || frac >= 1))) return(invisible())
+    pct <- as.integer(frac * 100 + 0.5)
+    if (pct == last && frac < 1) return(invisible())
+    last <<- pct
+    shown <<- TRUE
+    done <- as.integer(frac * 40 + 0.5)
+    cat(sprintf("\rgpucor |%s%s| %3d%%", strrep("=", done), strrep(" ", 40 - done), pct),
+        file = stderr())
+    if (frac >= 1) cat("\n", file = stderr())
+    invisible()
+  }
+}
+
 .block_bytes <- function()
   if (requireNamespace("DelayedArray", quietly = TRUE)) DelayedArray::getAutoBlockSize() else 1e8
 
@@ -72,11 +98,15 @@
   # there, except pairwise, which is per pair anyway
   u <- if (use_name %in% c("complete.obs", "na.or.complete", "all.obs")) "everything" else use_name
   t0 <- proc.time()[["elapsed"]]
+  step <- .loop_progress(if (is.null(y)) length(bx) * (length(bx) + 1) / 2
+                         else length(bx) * length(by))
+  old <- options(gpucor.progress = FALSE)
+  on.exit(options(old), add = TRUE)
   r <- matrix(NA_real_, p, q)
   sd0 <- FALSE
   zero_var <- logical(p)
   one <- function(A, B) withCallingHandlers(
-    gpu_cor(A, B, u, method, backend, precision, devices, FALSE),
+    { v <- gpu_cor(A, B, u, method, backend, precision, devices, FALSE); step(); v },
     warning = function(w) if (identical(conditionMessage(w), "the standard deviation is zero")) {
       sd0 <<- TRUE
       invokeRestart("muffleWarning")
@@ -149,12 +179,16 @@
   d <- numeric(len)
   sd0 <- nonfinite <- FALSE
   t0 <- proc.time()[["elapsed"]]
+  step <- .loop_progress(K * (K - 1) / 2)
+  old <- options(gpucor.progress = FALSE)
+  on.exit(options(old), add = TRUE)
   for (a in seq_len(K - 1L)) {
     A <- read(a)
     ra <- blocks[[a]]
     for (b in (a + 1L):K) {
       rb <- blocks[[b]]
       dl <- .dist_run(rbind(A, read(b)), m, p, backend, precision, devices, FALSE)
+      step()
       sd0 <- sd0 || isTRUE(attr(dl, "sd0"))
       nonfinite <- nonfinite || isTRUE(attr(dl, "nonfinite"))
       la <- length(ra)
