@@ -52,7 +52,10 @@
 # The correlation matrix of x (and y) read in column blocks, or NULL when
 # both fit one block or a side is not a matrix (the caller then reads them
 # whole).  A side that is an ordinary matrix is cut into the same blocks.
-.blocked_cor <- function(x, y, use, method, backend, precision, devices, verbose) {
+# cov: the covariances instead (gpu_cov() of each block pair; stats' zero-sd
+# rules and warning are cor()'s only).
+.blocked_cor <- function(x, y, use, method, backend, precision, devices, verbose,
+                         cov = FALSE) {
   ok_side <- function(v) is.null(v) || is.matrix(v) || isS4(v)
   if (!ok_side(x) || !ok_side(y)) return(NULL)
   n <- nrow(x)
@@ -88,7 +91,7 @@
     if (!all(ok)) rows <- which(ok)
   }
   .memory_guard(8 * (as.double(p) * q + 4 * as.double(n) * w),
-                sprintf("gpu_cor(): the %d x %d result", p, q),
+                sprintf("%s(): the %d x %d result", if (cov) "gpu_cov" else "gpu_cor", p, q),
                 "Compute it in blocks of columns of 'y'.")
   get <- function(v, b) {
     m <- read(v, b)
@@ -105,8 +108,9 @@
   r <- matrix(NA_real_, p, q)
   sd0 <- FALSE
   zero_var <- logical(p)
+  f <- if (cov) gpu_cov else gpu_cor
   one <- function(A, B) withCallingHandlers(
-    { v <- gpu_cor(A, B, u, method, backend, precision, devices, FALSE); step(); v },
+    { v <- f(A, B, u, method, backend, precision, devices, FALSE); step(); v },
     warning = function(w) if (identical(conditionMessage(w), "the standard deviation is zero")) {
       sd0 <<- TRUE
       invokeRestart("muffleWarning")
@@ -120,7 +124,7 @@
     r[bx[[a]], bx[[a]]] <- one(A, NULL)
     # stats' rule without y (a variance that is 0 in a double): the block
     # pairs below are made with y, whose rule looks at the sd instead
-    if (u != "pairwise.complete.obs" && method != "kendall")
+    if (!cov && u != "pairwise.complete.obs" && method != "kendall")
       zero_var[bx[[a]]] <- vapply(seq_len(ncol(A)), function(j) {
         v <- if (method == "spearman") stats::var(rank(A[, j], na.last = "keep"))
              else stats::var(A[, j])
@@ -140,7 +144,8 @@
     sd0 <- TRUE
   }
   if (verbose)
-    message(sprintf("gpu_cor: %d x %d blocks of up to %d columns, %.3f s", length(bx),
+    message(sprintf("%s: %d x %d blocks of up to %d columns, %.3f s",
+                    if (cov) "gpu_cov" else "gpu_cor", length(bx),
                     length(by), w, proc.time()[["elapsed"]] - t0))
   if (!is.null(cx) || !is.null(cy)) dimnames(r) <- list(cx, cy)
   if (sd0) warning("the standard deviation is zero")

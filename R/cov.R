@@ -22,6 +22,11 @@
 #' complete columns are \eqn{r_{ij} s_i s_j}{r[i, j] * s[i] * s[j]} as
 #' above.
 #'
+#' @param x,y as for [gpu_cor()], except that a sparse `Matrix` is read
+#'   into a dense matrix.  A `DelayedArray`/`HDF5Array` or `big.matrix`
+#'   larger than DelayedArray's block size is read in blocks of whole
+#'   columns, as by [gpu_cor()], each block pair's covariances computed as
+#'   here.
 #' @inheritParams gpu_cor
 #' @return As [stats::cov()]: a matrix of covariances, or a single number
 #'   when `x` and `y` are both vectors.
@@ -38,6 +43,14 @@ gpu_cov <- function(x, y = NULL, use = "everything",
                     devices = getOption("gpucor.devices", 0L),
                     verbose = getOption("gpucor.verbose", FALSE), assay = 1L) {
   method <- match.arg(method)
+  # an input larger than a block is read in blocks of columns (R/blocks.R)
+  bx <- if (isS4(x)) .block_source(x, assay)
+  by <- if (isS4(y)) .block_source(y, assay)
+  if (!is.null(bx) || !is.null(by)) {
+    r <- .blocked_cor(if (is.null(bx)) x else bx, if (is.null(by)) y else by, use,
+                      method, backend, precision, devices, verbose, cov = TRUE)
+    if (!is.null(r)) return(r)
+  }
   x <- .as_input(x, "x", assay, TRUE)
   y <- .as_input(y, "y", assay, TRUE)
   if (is.data.frame(y)) y <- as.matrix(y)

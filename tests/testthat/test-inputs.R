@@ -292,3 +292,41 @@ test_that("gpu_dist() of a DelayedArray, HDF5Array, big.matrix or SummarizedExpe
   expect_message(gpucor::gpu_dist(DelayedArray::DelayedArray(d), backend = "cpu", verbose = TRUE),
                  "4 blocks of up to 5 rows (6 pairs of blocks)", fixed = TRUE)
 })
+
+test_that("gpu_cov() of a DelayedArray or big.matrix larger than a block: blocks agree with stats::cov", {
+  have_bm <- requireNamespace("bigmemory", quietly = TRUE)
+  if (!requireNamespace("DelayedArray", quietly = TRUE)) skip("DelayedArray is not installed")
+  info <- new_seed()
+  n <- 29
+  m <- rmat(n, 10, dimnames = list(NULL, paste0("v", 1:10)))
+  m[, 2] <- round(m[, 2])
+  m[, 5] <- 0.1                            # zero sd: covariances 0 (or tiny)
+  m[, 8] <- 1e8 + m[, 8]
+  mn <- m
+  mn[sample(length(mn), 12)] <- NA
+  yy <- rmat(n, 4, dimnames = list(NULL, paste0("y", 1:4)))
+  bs <- DelayedArray::getAutoBlockSize()
+  on.exit(suppressMessages(DelayedArray::setAutoBlockSize(bs)))
+  suppressMessages(DelayedArray::setAutoBlockSize(8 * n * 3))   # 3 columns a block
+  for (d in list(m, mn)) for (method in c("pearson", "spearman", "kendall"))
+    for (use in c("everything", "complete.obs", "pairwise.complete.obs")) {
+      objs <- list(DelayedArray::DelayedArray(d))
+      if (have_bm) objs <- c(objs, bigmemory::as.big.matrix(d))
+      for (obj in objs) for (y in list(NULL, DelayedArray::DelayedArray(yy))) {
+        lab <- sprintf("%s, %s, %s, y = %s, %s", class(obj)[1], method, use, !is.null(y), info)
+        want <- tryCatch(stats::cov(d, if (is.null(y)) NULL else yy, use, method),
+                         error = function(e) e)
+        got <- tryCatch(gpucor::gpu_cov(obj, y, use, method, backend = "cpu"),
+                        error = function(e) e)
+        if (inherits(want, "error")) {
+          expect_identical(conditionMessage(got), conditionMessage(want), label = lab)
+          next
+        }
+        expect_identical(dimnames(got), dimnames(want), label = lab)
+        expect_identical(is.na(got), is.na(want), label = lab)
+        expect_equal(got, want, tolerance = 1e-12, label = lab)
+      }
+    }
+  expect_message(gpucor::gpu_cov(DelayedArray::DelayedArray(m), backend = "cpu", verbose = TRUE),
+                 "gpu_cov: 4 x 4 blocks of up to 3 columns", fixed = TRUE)
+})
