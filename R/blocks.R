@@ -53,9 +53,10 @@
 # both fit one block or a side is not a matrix (the caller then reads them
 # whole).  A side that is an ordinary matrix is cut into the same blocks.
 # cov: the covariances instead (gpu_cov() of each block pair; stats' zero-sd
-# rules and warning are cor()'s only).
+# rules and warning are cor()'s only).  BPPARAM: the block pairs are made by
+# BiocParallel's workers (.bp_tiles()), whatever the input's size.
 .blocked_cor <- function(x, y, use, method, backend, precision, devices, verbose,
-                         cov = FALSE) {
+                         cov = FALSE, BPPARAM = NULL) {
   ok_side <- function(v) is.null(v) || is.matrix(v) || isS4(v)
   if (!ok_side(x) || !ok_side(y)) return(NULL)
   n <- nrow(x)
@@ -63,12 +64,16 @@
   p <- ncol(x)
   q <- if (is.null(y)) p else ncol(y)
   w <- max(1, floor(.block_bytes() / (8 * max(n, 1))))
-  if ((p <= w && q <= w) || n < 2L) return(NULL)
-  use_name <- .stats_use(use)
-  read <- function(v, cols) {
-    b <- v[, cols, drop = FALSE]
-    .as_double_matrix(.check_cor_input(if (is.matrix(b)) b else as.matrix(b), "x"))
+  if (!is.null(BPPARAM)) {
+    if (p == 0L || q == 0L || n < 2L) return(NULL)
+    # at least two blocks a worker along x, so every worker has tiles
+    nw <- BiocParallel::bpnworkers(BPPARAM)
+    w <- min(w, max(1, ceiling(p / (2 * nw))))
+  } else if ((p <= w && q <= w) || n < 2L) {
+    return(NULL)
   }
+  use_name <- .stats_use(use)
+  read <- function(v, cols) .read_block(v, cols, NULL)
   cut <- function(m) lapply(seq(1, m, by = w), function(s) s:min(m, s + w - 1))
   bx <- cut(p)
   by <- if (is.null(y)) bx else cut(q)
@@ -93,14 +98,14 @@
   .memory_guard(8 * (as.double(p) * q + 4 * as.double(n) * w),
                 sprintf("%s(): the %d x %d result", if (cov) "gpu_cov" else "gpu_cor", p, q),
                 "Compute it in blocks of columns of 'y'.")
-  get <- function(v, b) {
-    m <- read(v, b)
-    if (is.null(rows)) m else m[rows, , drop = FALSE]
-  }
+  get <- function(v, b) .read_block(v, b, rows)
   # the complete rows hold no NA: from here every mode is "everything"
   # there, except pairwise, which is per pair anyway
   u <- if (use_name %in% c("complete.obs", "na.or.complete", "all.obs")) "everything" else use_name
   t0 <- proc.time()[["elapsed"]]
+  if (!is.null(BPPARAM))
+    return(.bp_cor(x, y, bx, by, rows, u, method, backend, precision, devices, verbose,
+                   cov, BPPARAM, cx, cy, t0))
   step <- .loop_progress(if (is.null(y)) length(bx) * (length(bx) + 1) / 2
                          else length(bx) * length(by))
   old <- options(gpucor.progress = FALSE)
@@ -108,13 +113,12 @@
   r <- matrix(NA_real_, p, q)
   sd0 <- FALSE
   zero_var <- logical(p)
-  f <- if (cov) gpu_cov else gpu_cor
-  one <- function(A, B) withCallingHandlers(
-    { v <- f(A, B, u, method, backend, precision, devices, FALSE); step(); v },
-    warning = function(w) if (identical(conditionMessage(w), "the standard deviation is zero")) {
-      sd0 <<- TRUE
-      invokeRestart("muffleWarning")
-    })
+  one <- function(A, B) {
+    v <- .tile_value(A, B, u, method, backend, precision, devices, cov)
+    sd0 <<- sd0 || v$sd0
+    step()
+    v$val
+  }
   for (a in seq_along(bx)) {
     A <- get(x, bx[[a]])
     if (!is.null(y)) {
@@ -124,18 +128,37 @@
     r[bx[[a]], bx[[a]]] <- one(A, NULL)
     # stats' rule without y (a variance that is 0 in a double): the block
     # pairs below are made with y, whose rule looks at the sd instead
-    if (!cov && u != "pairwise.complete.obs" && method != "kendall")
-      zero_var[bx[[a]]] <- vapply(seq_len(ncol(A)), function(j) {
-        v <- if (method == "spearman") stats::var(rank(A[, j], na.last = "keep"))
-             else stats::var(A[, j])
-        !is.na(v) && v == 0
-      }, logical(1))
+    if (!cov) zero_var[bx[[a]]] <- .zero_var(A, u, method)
     for (b in seq_along(bx)[-seq_len(a)]) {
       val <- one(A, get(x, bx[[b]]))
       r[bx[[a]], bx[[b]]] <- val
       r[bx[[b]], bx[[a]]] <- t(val)
     }
   }
+  if (verbose)
+    message(sprintf("%s: %d x %d blocks of up to %d columns, %.3f s",
+                    if (cov) "gpu_cov" else "gpu_cor", length(bx),
+                    length(by), w, proc.time()[["elapsed"]] - t0))
+  .tiles_finish(r, zero_var, sd0, cx, cy)
+}
+
+# The values of one block pair (B NULL: A against itself) and whether
+# stats' zero-sd warning came (muffled).
+.tile_value <- function(A, B, u, method, backend, precision, devices, cov) {
+  sd0 <- FALSE
+  f <- if (cov) gpu_cov else gpu_cor
+  val <- withCallingHandlers(
+    f(A, B, u, method, backend, precision, devices, FALSE),
+    warning = function(w) if (identical(conditionMessage(w), "the standard deviation is zero")) {
+      sd0 <<- TRUE
+      invokeRestart("muffleWarning")
+    })
+  list(val = val, sd0 = sd0)
+}
+
+# The assembled tiles with stats' zero-variance rule (columns zero_var),
+# dimnames and the zero-sd warning.
+.tiles_finish <- function(r, zero_var, sd0, cx, cy) {
   if (any(zero_var)) {
     d <- diag(r)
     r[zero_var, ] <- NA_real_
@@ -143,12 +166,8 @@
     diag(r) <- d
     sd0 <- TRUE
   }
-  if (verbose)
-    message(sprintf("%s: %d x %d blocks of up to %d columns, %.3f s",
-                    if (cov) "gpu_cov" else "gpu_cor", length(bx),
-                    length(by), w, proc.time()[["elapsed"]] - t0))
   if (!is.null(cx) || !is.null(cy)) dimnames(r) <- list(cx, cy)
-  if (sd0) warning("the standard deviation is zero")
+  if (sd0) warning("the standard deviation is zero", call. = FALSE)
   r
 }
 
@@ -223,4 +242,122 @@
   if (sd0) attr(d, "sd0") <- TRUE
   if (nonfinite) attr(d, "nonfinite") <- TRUE
   d
+}
+
+# Columns [cols] of v (a matrix, DelayedArray or big.matrix) as a checked
+# double matrix, of the rows 'rows' (NULL: all).
+.read_block <- function(v, cols, rows) {
+  b <- v[, cols, drop = FALSE]
+  m <- .as_double_matrix(.check_cor_input(if (is.matrix(b)) b else as.matrix(b), "x"))
+  if (is.null(rows)) m else m[rows, , drop = FALSE]
+}
+
+# stats' zero-sd rule of cor() without y, for the columns of a diagonal
+# block A (a variance that is 0 in a double): the block pairs off the
+# diagonal are made with y, whose rule looks at the sd instead.
+.zero_var <- function(A, u, method) {
+  if (u == "pairwise.complete.obs" || method == "kendall") return(logical(ncol(A)))
+  vapply(seq_len(ncol(A)), function(j) {
+    v <- if (method == "spearman") stats::var(rank(A[, j], na.last = "keep"))
+         else stats::var(A[, j])
+    !is.na(v) && v == 0
+  }, logical(1))
+}
+
+# .blocked_cor() on BiocParallel's workers: the block pairs (for a
+# symmetric result the tiles a <= b of the upper triangle, numbered row by
+# row) are dealt round-robin into one group per worker; worker g runs its
+# group with the GPU devs[g mod length(devs)] (the visible GPUs, or those
+# 'devices' names), or the CPU engine with its share of the threads; the
+# main process puts the tiles together.  The backend is chosen once, for
+# the whole result.
+.bp_cor <- function(x, y, bx, by, rows, u, method, backend, precision, devices, verbose,
+                    cov, BPPARAM, cx, cy, t0) {
+  p <- ncol(x)
+  q <- if (is.null(y)) p else ncol(y)
+  nobs <- if (is.null(rows)) nrow(x) else length(rows)
+  backend <- .resolve_backend(backend, work = as.double(p) * (if (is.null(y)) p / 2 else q) *
+                                nobs * .cpu_cost(method, u == "pairwise.complete.obs"))
+  tiles <- if (is.null(y)) {
+    do.call(rbind, lapply(seq_along(bx), function(a) cbind(a, a:length(bx))))
+  } else {
+    as.matrix(expand.grid(b = seq_along(by), a = seq_along(bx))[, 2:1])
+  }
+  nw <- BiocParallel::bpnworkers(BPPARAM)
+  ng <- min(nw, nrow(tiles))
+  groups <- split(seq_len(nrow(tiles)), (seq_len(nrow(tiles)) - 1L) %% ng)
+  devs <- if (identical(devices, "all")) seq_len(max(1L, gpu_info()$device_count)) - 1L
+          else devices
+  jobs <- lapply(seq_along(groups), function(g)
+    list(tiles = tiles[groups[[g]], , drop = FALSE],
+         device = devs[(g - 1L) %% length(devs) + 1L]))
+  res <- BiocParallel::bplapply(jobs, .bp_tiles, x = x, y = y, bx = bx, by = by,
+                                rows = rows, u = u, method = method, backend = backend,
+                                precision = precision, cov = cov,
+                                threads = max(1L, .threads() %/% nw), BPPARAM = BPPARAM)
+  r <- matrix(NA_real_, p, q)
+  sd0 <- FALSE
+  zero_var <- logical(p)
+  for (g in seq_along(jobs)) {
+    tl <- jobs[[g]]$tiles
+    for (k in seq_len(nrow(tl))) {
+      a <- tl[k, 1L]
+      b <- tl[k, 2L]
+      out <- res[[g]][[k]]
+      sd0 <- sd0 || out$sd0
+      if (!is.null(y)) {
+        r[bx[[a]], by[[b]]] <- out$val
+      } else {
+        r[bx[[a]], bx[[b]]] <- out$val
+        if (a != b) r[bx[[b]], bx[[a]]] <- t(out$val)
+        else if (!cov) zero_var[bx[[a]]] <- out$zero_var
+      }
+    }
+  }
+  if (verbose)
+    message(sprintf("%s: %d tiles on %d BiocParallel workers (%s engine), %.3f s",
+                    if (cov) "gpu_cov" else "gpu_cor", nrow(tiles), ng, toupper(backend),
+                    proc.time()[["elapsed"]] - t0))
+  .tiles_finish(r, zero_var, sd0, cx, cy)
+}
+
+# One BiocParallel worker's tiles (job$tiles: rows a, b) on its device or
+# its share of the CPU's threads: for each, the block pair's values,
+# whether stats' zero-sd warning came, and (a diagonal tile) the columns of
+# stats' zero-variance rule.
+.bp_tiles <- function(job, x, y, bx, by, rows, u, method, backend, precision, cov,
+                      threads) {
+  old <- options(gpucor.threads = threads, gpucor.progress = FALSE)
+  on.exit(options(old))
+  lapply(seq_len(nrow(job$tiles)), function(k) {
+    a <- job$tiles[k, 1L]
+    b <- job$tiles[k, 2L]
+    A <- .read_block(x, bx[[a]], rows)
+    B <- if (!is.null(y)) .read_block(y, by[[b]], rows)
+         else if (a != b) .read_block(x, bx[[b]], rows)
+    v <- .tile_value(A, B, u, method, backend, precision, job$device, cov)
+    v$zero_var <- if (is.null(y) && a == b && !cov) .zero_var(A, u, method)
+    v
+  })
+}
+
+# gpu_cor()/gpu_cov() with BPPARAM: x and y as the tiles read them (a
+# DelayedArray or big.matrix as it is, a SummarizedExperiment's assay with
+# features as columns, anything else as the checked dense matrix), then
+# .blocked_cor() on the workers; NULL when a side is a vector (the caller
+# goes on without BPPARAM).
+.bp_entry <- function(x, y, use, method, backend, precision, devices, verbose, assay,
+                      cov, BPPARAM) {
+  if (!inherits(BPPARAM, "BiocParallelParam"))
+    stop("'BPPARAM' must be NULL or a BiocParallel::BiocParallelParam", call. = FALSE)
+  side <- function(v, what) {
+    if (is.null(v)) return(NULL)
+    b <- if (isS4(v)) .block_source(v, assay)
+    if (!is.null(b)) return(b)
+    v <- .as_input(v, what, assay, TRUE)
+    if (is.data.frame(v)) v <- as.matrix(v)
+    v
+  }
+  .blocked_cor(side(x, "x"), side(y, "y"), use, method, backend, match.arg(precision, c("double", "single")),
+               devices, verbose, cov = cov, BPPARAM = BPPARAM)
 }

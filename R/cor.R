@@ -75,6 +75,22 @@
 #' @param verbose `TRUE` to say, in a message, which engine ran (the GPU
 #'   and its precision, or the CPU and its number of threads) and how long
 #'   it took.  Default: option `gpucor.verbose`, else `FALSE`.
+#' @param BPPARAM `NULL` (default), or a `BiocParallel::BiocParallelParam`
+#'   (`SerialParam()`, `MulticoreParam()`, `SnowParam()`,
+#'   `BatchtoolsParam()`): the result is cut into tiles of blocks of
+#'   columns (for a symmetric result the tiles of its upper triangle), dealt
+#'   round-robin into one group per worker; worker g (from 0) runs the engine on
+#'   its tiles with GPU `g mod n` of the `n` in `devices`
+#'   (`"all"`: every visible one), or on the CPU with its share of the
+#'   threads (`gpucor.threads` divided by the number of workers), and the
+#'   main process puts the tiles together.  The backend is chosen once for
+#'   the whole result.  Each worker needs `x` (and `y`): an ordinary matrix
+#'   is sent to it; a `DelayedArray`/`HDF5Array` is read by the worker
+#'   itself, so its file must be on a file system every worker sees.  On
+#'   the CPU engine the values are those of the call without `BPPARAM`, bit
+#'   for bit; on the GPU to rounding (cuBLAS may choose another kernel for
+#'   another shape).  A sparse matrix is read in dense blocks then.
+#'   Vectors ignore it.
 #' @return As [stats::cor()]: a matrix of correlations, or a single number
 #'   when `x` and `y` are both vectors.
 #' @seealso [gpu_dist()], [stats::cor()]
@@ -90,9 +106,15 @@ gpu_cor <- function(x, y = NULL, use = "everything",
                     backend = getOption("gpucor.backend", "auto"),
                     precision = c("double", "single"),
                     devices = getOption("gpucor.devices", 0L),
-                    verbose = getOption("gpucor.verbose", FALSE), assay = 1L) {
+                    verbose = getOption("gpucor.verbose", FALSE), assay = 1L,
+                    BPPARAM = NULL) {
   verbose <- .check_verbose(verbose)
   devices <- .check_devices(devices)
+  if (!is.null(BPPARAM)) {
+    r <- .bp_entry(x, y, use, match.arg(method), backend, precision, devices, verbose,
+                   assay, FALSE, BPPARAM)
+    if (!is.null(r)) return(r)
+  }
   # a sparse matrix stays sparse where it can (R/sparse.R)
   sp <- if (is.null(y) && isS4(x)) .sparse_of(x, assay, TRUE)
   if (!is.null(sp)) {

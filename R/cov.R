@@ -41,8 +41,15 @@ gpu_cov <- function(x, y = NULL, use = "everything",
                     backend = getOption("gpucor.backend", "auto"),
                     precision = c("double", "single"),
                     devices = getOption("gpucor.devices", 0L),
-                    verbose = getOption("gpucor.verbose", FALSE), assay = 1L) {
+                    verbose = getOption("gpucor.verbose", FALSE), assay = 1L,
+                    BPPARAM = NULL) {
   method <- match.arg(method)
+  if (!is.null(BPPARAM)) {
+    devices <- .check_devices(devices)
+    r <- .bp_entry(x, y, use, method, backend, precision, devices,
+                   .check_verbose(verbose), assay, TRUE, BPPARAM)
+    if (!is.null(r)) return(r)
+  }
   # an input larger than a block is read in blocks of columns (R/blocks.R)
   bx <- if (isS4(x)) .block_source(x, assay)
   by <- if (isS4(y)) .block_source(y, assay)
