@@ -94,6 +94,8 @@
       return(r)
     }
     if (!all(ok)) rows <- which(ok)
+    # one complete row: stats' rules of that case are the whole input's
+    if (sum(ok) < 2L) return(NULL)
   }
   .memory_guard(8 * (as.double(p) * q + 4 * as.double(n) * w),
                 sprintf("%s(): the %d x %d result", if (cov) "gpu_cov" else "gpu_cor", p, q),

@@ -57,6 +57,13 @@ test_that("gpu_cor(BPPARAM =) gives the values, names, warnings and errors of gp
                                                         BPPARAM = ps[[bpn]])),
                        suppressWarnings(gpucor::gpu_cor(xn, use = "pairwise", backend = "cpu")),
                        label = paste("DelayedArray", bpn))
+  # one complete row, a rank method: stats' rule for the names of that case
+  x1 <- x
+  x1[-7, 1] <- NA
+  for (bpn in names(ps))
+    same_call(function(bp) gpucor::gpu_cor(x1, use = "complete.obs", method = "spearman",
+                                           backend = "cpu", BPPARAM = bp), ps[[bpn]],
+              paste("one complete row", bpn))
   # vectors go on without BPPARAM; a bad BPPARAM is an error
   expect_identical(gpucor::gpu_cor(x[, 1], x[, 2], BPPARAM = ps$serial),
                    gpucor::gpu_cor(x[, 1], x[, 2]))
