@@ -192,16 +192,15 @@ struct kd_ctx {
                                 worker's first panel, whichever it is) */
 };
 
-/* Builds chunk ch of x (and y) into c->sx / c->sy; counts untied pairs
- * when 'count' (the first panel: every column is built every panel). */
+/* Builds the chunk of row pairs [g0, g0 + cnt) (cnt <= ld) of x (and y)
+ * into c->sx / c->sy; counts untied pairs when 'count' (the first panel:
+ * every column is built every panel). */
 template <typename T>
-static int build_chunk(kd_ctx<T> *c, size_t ch, int count, cudaStream_t st,
-                       char *msg, size_t msgcap)
+static int build_chunk(kd_ctx<T> *c, unsigned long long g0, size_t cnt, int count,
+                       cudaStream_t st, char *msg, size_t msgcap)
 {
     dev_problem *d = c->d;
     int status = GPUCOR_OK;
-    unsigned long long g0 = (unsigned long long) ch * c->ld;
-    size_t cnt = c->K - g0 < c->ld ? c->K - g0 : c->ld;
     for (int side = 0; side < (d->symmetric ? 1 : 2); side++) {
         size_t nc = side ? d->q : d->v;
         signed char *S = side ? c->sy : c->sx;
@@ -219,11 +218,11 @@ cleanup:
     return status;
 }
 
-/* acc (+)= the products of chunks ch0, ch0 + step, ... for the panel
- * [j0, j0 + w) (acc set afresh by the first chunk unless 'add'); count:
- * the per-column untied pairs are summed too. */
+/* acc (+)= the products of the row pairs [k0, k1), chunk by chunk, for the
+ * panel [j0, j0 + w) (acc set afresh by the first chunk unless 'add');
+ * count: the per-column untied pairs are summed too. */
 template <typename T>
-static int kd_chunks(kd_ctx<T> *c, size_t j0, size_t w, size_t ch0, size_t step,
+static int kd_chunks(kd_ctx<T> *c, size_t j0, size_t w, size_t k0, size_t k1,
                      int add, int count, cudaStream_t st, char *msg, size_t msgcap)
 {
     dev_problem *d = c->d;
@@ -232,9 +231,10 @@ static int kd_chunks(kd_ctx<T> *c, size_t j0, size_t w, size_t ch0, size_t step,
     size_t ngemm = d->pairwise ? 4 : 1;
     unsigned eb = (unsigned) ((vw + 255) / 256);
     cublasHandle_t h = d->gc->h;
-    for (size_t ch = ch0; ch < c->nchunks; ch += step) {
+    for (size_t g0 = k0; g0 < k1; g0 += c->ld) {
         if (!c->built) {
-            status = build_chunk(c, ch, count, st, msg, msgcap);
+            size_t cnt = k1 - g0 < c->ld ? k1 - g0 : c->ld;
+            status = build_chunk(c, g0, cnt, count, st, msg, msgcap);
             if (status != GPUCOR_OK) goto cleanup;
         }
         const signed char *Sx = c->sx, *Sy = c->sy + j0 * c->ld;
@@ -246,7 +246,7 @@ static int kd_chunks(kd_ctx<T> *c, size_t j0, size_t w, size_t ch0, size_t step,
             CUBLAS(gemm_i8(h, a[g], b[g], c->c32 + g * c->nb * vw, v, w, c->ks,
                            c->ld, c->nb));
             add_slices<<<eb, 256, 0, st>>>(c->c32 + g * c->nb * vw, c->nb, vw,
-                                           c->acc + g * vw, !add && ch == ch0);
+                                           c->acc + g * vw, !add && g0 == k0);
             LAUNCHED("add_slices");
         }
         /* a long chunk loop stays interruptible */
@@ -275,7 +275,7 @@ static int kd_produce(void *vctx, size_t j0, size_t j1, gc_tile *t,
     size_t v = d->v, q = d->symmetric ? v : d->q, w = j1 - j0, vw = v * w;
     unsigned eb = (unsigned) ((vw + 255) / 256);
     if (!c->summed) {
-        status = kd_chunks(c, j0, w, 0, 1, 0, first, st, msg, msgcap);
+        status = kd_chunks(c, j0, w, 0, c->K, 0, first, st, msg, msgcap);
         if (status != GPUCOR_OK) goto cleanup;
     }
     if (first && !c->built && !d->pairwise) {
@@ -294,9 +294,11 @@ cleanup:
     return status;
 }
 
-/* This worker's share of the one panel's chunks (ch = rank mod nw), the
- * shares summed over the workers into acc and tx (c->summed), or acc and
- * tx left to the worker that takes the panel when a share is missing. */
+/* This worker's share of the one panel's row pairs (the rank-th of nw
+ * equal ranges, each cut into this worker's own chunks: the ranges, not
+ * the chunks, are common to the workers), the shares summed over the
+ * workers into acc and tx (c->summed), or acc and tx left to the worker
+ * that takes the panel when a share is missing. */
 template <typename T>
 static int kd_share(kd_ctx<T> *c, size_t rank, size_t nw, size_t cols,
                     cudaStream_t st, char *msg, size_t msgcap)
@@ -312,7 +314,8 @@ static int kd_share(kd_ctx<T> *c, size_t rank, size_t nw, size_t cols,
         return GPUCOR_ERR_ALLOC;
     }
     CU(cudaMemsetAsync(c->acc, 0, nacc * sizeof(double), st));
-    status = kd_chunks(c, 0, c->pl.w, rank, nw, 1, !d->pairwise, st, msg, msgcap);
+    status = kd_chunks(c, 0, c->pl.w, c->K * rank / nw, c->K * (rank + 1) / nw, 1,
+                       !d->pairwise, st, msg, msgcap);
     if (status != GPUCOR_OK) goto cleanup;
     CU(cudaMemcpyAsync(hb, c->acc, nacc * sizeof(double), cudaMemcpyDeviceToHost, st));
     if (nt) CU(cudaMemcpyAsync(hb + nacc, c->tx, nt * sizeof(double),
@@ -342,7 +345,7 @@ cleanup:
 template <typename T>
 int gpucor_kendall(dev_problem *d, char *msg, size_t msgcap)
 {
-    int status = GPUCOR_OK;
+    int status = GPUCOR_OK, rank = 0, nw = 1, share = 0;
     cudaStream_t st = d->gc->st;
     size_t m = d->m, v = d->v, q = d->symmetric ? d->v : d->q;
     size_t cols = v + (d->symmetric ? 0 : q);
@@ -415,9 +418,13 @@ int gpucor_kendall(dev_problem *d, char *msg, size_t msgcap)
         DALLOC(c.sx, c.nmat * cols * c.ld, "sign matrices");
         c.sy = d->symmetric ? c.sx : c.sx + c.nmat * v * c.ld;
     }
-    if (c.nchunks == 1) {
+    /* several workers and one panel of several chunks (as the agreed plan
+     * says, so every worker decides alike): each sums its share */
+    gc_worker_rank(&rank, &nw);
+    share = nw > 1 && c.pl.npanels == 1 && !c.pl.split;
+    if (c.nchunks == 1 && !share) {
         /* every panel reuses the one chunk */
-        status = build_chunk(&c, 0, 1, st, msg, msgcap);
+        status = build_chunk(&c, 0, (size_t) c.K, 1, st, msg, msgcap);
         if (status != GPUCOR_OK) goto cleanup;
         if (!d->pairwise) {
             zero_flags<<<(unsigned) ((cols + 255) / 256), 256, 0, st>>>(c.tx, cols, c.fx);
@@ -425,14 +432,9 @@ int gpucor_kendall(dev_problem *d, char *msg, size_t msgcap)
         }
         c.built = 1;
     }
-    {
-        /* several workers and one panel: each sums its share of the chunks */
-        int rank = 0, nw = 1;
-        gc_worker_rank(&rank, &nw);
-        if (nw > 1 && c.pl.npanels == 1 && c.nchunks > 1) {
-            status = kd_share<T>(&c, (size_t) rank, (size_t) nw, cols, st, msg, msgcap);
-            if (status != GPUCOR_OK) goto cleanup;
-        }
+    if (share) {
+        status = kd_share<T>(&c, (size_t) rank, (size_t) nw, cols, st, msg, msgcap);
+        if (status != GPUCOR_OK) goto cleanup;
     }
     if (c.pl.npanels) DALLOC(c.buf, v * c.pl.w * sizeof(T), "panel");
     status = gc_cuda_run(kd_produce<T>, &c, &c.pl, sizeof(T) == sizeof(float),
