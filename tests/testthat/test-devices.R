@@ -119,6 +119,16 @@ test_that("GPU: results are identical whichever workers made the panels", {
                   label = paste(inj, paste(ws, collapse = "; ")))
     }
   }
+  # without a memory cap the workers' chunks differ in size (each device's
+  # free memory; on one GPU the second worker sees the first's buffers):
+  # the shares are ranges of row pairs, not chunk numbers
+  options(gpucor.gpu_memory = NULL)
+  xb <- rmat(20000, 40)
+  xb[, 3] <- round(xb[, 3], 1)
+  one <- gpucor::gpu_cor(xb, method = "kendall", backend = "gpu")
+  for (s in sets)
+    expect_identical(gpucor::gpu_cor(xb, method = "kendall", backend = "gpu", devices = s), one,
+                     label = sprintf("kendall, 2e8 row pairs, devices = %s, %s", deparse(s), info))
   # the zero-sd warning comes from whichever worker made the pair
   options(gpucor.gpu_memory = NULL, gpucor.gpu_slab = 7)
   xc <- x
