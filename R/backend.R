@@ -174,6 +174,12 @@ NULL
 # about 17 ns per pair-observation against Pearson's 0.1 ns); pairwise pairs
 # with NA are exact per-pair loops, and Spearman's re-rank each pair.  "auto"
 # weighs the work with these before comparing it with .gpu_min_work.
+# gpu_cor()'s backend for p columns against q (NULL: x against itself,
+# half the pairs) over nobs rows; shared with the BiocParallel tiles.
+.cor_backend <- function(backend, p, q, nobs, method, pairwise_na)
+  .resolve_backend(backend, work = as.double(p) * (if (is.null(q)) p / 2 else q) * nobs *
+                     .cpu_cost(method, pairwise_na))
+
 .cpu_cost <- function(method, pairwise_na) {
   if (method == "kendall") return(100)
   if (pairwise_na) return(if (method == "spearman") 50 else 10)

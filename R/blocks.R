@@ -25,24 +25,11 @@
 # shown in interactive sessions once the loop has taken two seconds.
 # Returns the function to call after each of the n steps.
 .loop_progress <- function(n) {
-  show <- .opt("gpucor.progress") && interactive()
-  t0 <- proc.time()[["elapsed"]]
+  st <- .Call(C_gpucor_progress_new, .opt("gpucor.progress") && interactive())
   k <- 0
-  shown <- FALSE
-  last <- -1L
   function() {
     k <<- k + 1
-    frac <- k / n
-    if (!show || (!shown && (proc.time()[["elapsed"]] - t0 < 2 || frac >= 1))) return(invisible())
-    pct <- as.integer(frac * 100 + 0.5)
-    if (pct == last && frac < 1) return(invisible())
-    last <<- pct
-    shown <<- TRUE
-    done <- as.integer(frac * 40 + 0.5)
-    cat(sprintf("\rgpucor |%s%s| %3d%%", strrep("=", done), strrep(" ", 40 - done), pct),
-        file = stderr())
-    if (frac >= 1) cat("\n", file = stderr())
-    invisible()
+    invisible(.Call(C_gpucor_progress_step, st, k / n))
   }
 }
 
@@ -194,9 +181,7 @@
                 sprintf("gpu_dist(): the 'dist' of %d rows", n),
                 paste("Cluster a subset of the rows, or compute the distances",
                       "between blocks of rows."))
-  cost <- if (m <= 6L) 1 else
-    .cpu_cost(c("pearson", "pearson", "spearman", "kendall", "pearson")[m - 6L], FALSE)
-  backend <- .resolve_backend(backend, work = len * k * cost)
+  backend <- .dist_backend(backend, NULL, m, n, k, FALSE)
   blocks <- lapply(seq(1, n, by = w), function(s) s:min(n, s + w - 1))
   K <- length(blocks)
   read <- function(b) .dist_input(x[blocks[[b]], , drop = FALSE], 1L)
@@ -278,8 +263,8 @@
   p <- ncol(x)
   q <- if (is.null(y)) p else ncol(y)
   nobs <- if (is.null(rows)) nrow(x) else length(rows)
-  backend <- .resolve_backend(backend, work = as.double(p) * (if (is.null(y)) p / 2 else q) *
-                                nobs * .cpu_cost(method, u == "pairwise.complete.obs"))
+  backend <- .cor_backend(backend, p, if (!is.null(y)) q, nobs, method,
+                          u == "pairwise.complete.obs")
   tiles <- if (is.null(y)) {
     do.call(rbind, lapply(seq_along(bx), function(a) cbind(a, a:length(bx))))
   } else {

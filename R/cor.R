@@ -147,9 +147,8 @@ gpu_cor <- function(x, y = NULL, use = "everything",
                   "gpu_cor(x, x[, 1:1000]).") else
                   "Compute it in blocks of columns of 'y'.")
   pairwise_na <- use_name == "pairwise.complete.obs" && (anyNA(x) || anyNA(y))
-  backend <- .resolve_backend(
-    backend, work = as.double(ncol(x)) * (if (is.null(y)) ncol(x) / 2 else ncol(y)) *
-      nobs * .cpu_cost(method, pairwise_na))
+  backend <- .cor_backend(backend, ncol(x), if (!is.null(y)) ncol(y), nobs, method,
+                          pairwise_na)
 
   done <- FALSE
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())

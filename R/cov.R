@@ -145,8 +145,8 @@ gpu_cov <- function(x, y = NULL, use = "everything",
                    devices)
   attributes(r) <- list(dim = dim(r))
   Yo <- if (is.null(Y)) X else Y
-  okx <- !apply(is.na(X), 2L, any)
-  oky <- !apply(is.na(Yo), 2L, any)
+  okx <- colSums(is.na(X)) == 0
+  oky <- colSums(is.na(Yo)) == 0
   if (any(okx) && any(oky)) {
     sx <- .cov_spread(X[, okx, drop = FALSE], "pearson")
     sy <- .cov_spread(Yo[, oky, drop = FALSE], "pearson")

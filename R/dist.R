@@ -174,9 +174,10 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
 
 # The backend for the pairs of rows of x under gpu_dist()'s metric m (the
 # index into .gpucor_dist_methods): the work is pairs x coordinates, each
-# weighted by what the metric costs the CPU engine.  Shared with gpu_knn().
-.dist_backend <- function(backend, x, m) {
+# weighted by what the metric costs the CPU engine.  Shared with gpu_knn()
+# and the block reader (which gives the sizes, and no NA scan, instead of x).
+.dist_backend <- function(backend, x, m, n = nrow(x), k = ncol(x), has_na = anyNA(x)) {
   cost <- if (m <= 6L) 1 else
-    .cpu_cost(c("pearson", "pearson", "spearman", "kendall", "pearson")[m - 6L], anyNA(x))
-  .resolve_backend(backend, work = as.double(nrow(x)) * nrow(x) / 2 * ncol(x) * cost)
+    .cpu_cost(c("pearson", "pearson", "spearman", "kendall", "pearson")[m - 6L], has_na)
+  .resolve_backend(backend, work = as.double(n) * n / 2 * k * cost)
 }

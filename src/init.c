@@ -11,6 +11,8 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts);
 SEXP gpucor_sparse_cor(SEXP colptr, SEXP rowind, SEXP val, SEXP nrow, SEXP spearman,
                        SEXP opts);
 SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts);
+SEXP gpucor_progress_new(SEXP show);
+SEXP gpucor_progress_step(SEXP st, SEXP frac);
 SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
                   SEXP crit);
 SEXP gpucor_apsp(SEXP w, SEXP size, SEXP weights, SEXP threshold, SEXP directed,
@@ -54,6 +56,8 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_cor, 6),
     CALLDEF(gpucor_sparse_cor, 6),
     CALLDEF(gpucor_dist, 4),
+    CALLDEF(gpucor_progress_new, 1),
+    CALLDEF(gpucor_progress_step, 2),
     CALLDEF(gpucor_edges, 7),
     CALLDEF(gpucor_knn, 6),
     CALLDEF(gpucor_apsp, 7),

@@ -46,3 +46,21 @@ void gpucor_progress_update(void *ctx, double frac)
     }
     pr->shown = 1;
 }
+
+/* The same bar over a loop of engine calls in R (R/blocks.R): the state
+ * lives in a raw vector private to the loop's closure. */
+SEXP gpucor_progress_new(SEXP show)
+{
+    SEXP st = PROTECT(allocVector(RAWSXP, sizeof(gpucor_progress)));
+    gpucor_progress_init((gpucor_progress *) RAW(st), asLogical(show) == TRUE);
+    UNPROTECT(1);
+    return st;
+}
+
+SEXP gpucor_progress_step(SEXP st, SEXP frac)
+{
+    if (TYPEOF(st) != RAWSXP || XLENGTH(st) != (R_xlen_t) sizeof(gpucor_progress))
+        error("internal error: invalid progress state");
+    gpucor_progress_update(RAW(st), asReal(frac));
+    return R_NilValue;
+}
