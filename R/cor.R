@@ -91,8 +91,11 @@
 #'   for bit; on the GPU to rounding (cuBLAS may choose another kernel for
 #'   another shape).  A sparse matrix is read in dense blocks then.
 #'   Vectors ignore it.
+#' @param output `NULL` (default: the result in memory), or [gpu_hdf5()]:
+#'   the matrix is written to an HDF5 file as it is made, never whole in
+#'   memory, and returned as an `HDF5Array`.  Not with `BPPARAM`.
 #' @return As [stats::cor()]: a matrix of correlations, or a single number
-#'   when `x` and `y` are both vectors.
+#'   when `x` and `y` are both vectors; with `output`, an `HDF5Array`.
 #' @seealso [gpu_dist()], [stats::cor()]
 #' @examples
 #' x <- matrix(rnorm(200), 20, 10)
@@ -107,24 +110,27 @@ gpu_cor <- function(x, y = NULL, use = "everything",
                     precision = c("double", "single"),
                     devices = getOption("gpucor.devices", 0L),
                     verbose = getOption("gpucor.verbose", FALSE), assay = 1L,
-                    BPPARAM = NULL) {
+                    BPPARAM = NULL, output = NULL) {
   verbose <- .check_verbose(verbose)
   devices <- .check_devices(devices)
+  output <- .check_output(output)
+  if (!is.null(output) && !is.null(BPPARAM))
+    stop("'output' and 'BPPARAM' together are not supported yet")
   if (!is.null(BPPARAM)) {
     r <- .bp_entry(x, y, use, match.arg(method), backend, precision, devices, verbose,
                    assay, FALSE, BPPARAM)
     if (!is.null(r)) return(r)
   }
   # a sparse matrix stays sparse where it can (R/sparse.R)
-  sp <- if (is.null(y) && isS4(x)) .sparse_of(x, assay, TRUE)
+  sp <- if (is.null(y) && isS4(x) && is.null(output)) .sparse_of(x, assay, TRUE)
   if (!is.null(sp)) {
     r <- .sparse_cor(sp, use, match.arg(method), backend, verbose)
     if (!is.null(r)) return(r)
     x <- sp
   }
   # an input larger than a block is read in blocks of columns (R/blocks.R)
-  bx <- if (isS4(x) && is.null(sp)) .block_source(x, assay)
-  by <- if (isS4(y)) .block_source(y, assay)
+  bx <- if (isS4(x) && is.null(sp) && is.null(output)) .block_source(x, assay)
+  by <- if (isS4(y) && is.null(output)) .block_source(y, assay)
   if (!is.null(bx) || !is.null(by)) {
     r <- .blocked_cor(if (is.null(bx)) x else bx, if (is.null(by)) y else by, use,
                       match.arg(method), backend, precision, devices, verbose)
@@ -137,8 +143,11 @@ gpu_cor <- function(x, y = NULL, use = "everything",
   cx <- inp$cx; cy <- inp$cy; use_name <- .gpucor_uses[use]
   matrix_result <- inp$matrix_result
   q <- if (is.null(y)) ncol(x) else ncol(y)
-  # the result, and the engine's standardized (or ranked) copy of the input
-  .memory_guard(8 * (as.double(ncol(x)) * q +
+  if (!is.null(output) && !matrix_result)
+    stop("'output' needs a matrix result: a matrix 'x' or 'y'")
+  # the result (unless it goes to a file), and the engine's standardized
+  # (or ranked) copy of the input
+  .memory_guard(8 * (as.double(ncol(x)) * q * is.null(output) +
                      as.double(nobs) * (ncol(x) + (if (is.null(y)) 0 else q))),
                 sprintf("gpu_cor(): the %d x %d result", ncol(x), q),
                 if (is.null(y)) paste(
@@ -154,7 +163,8 @@ gpu_cor <- function(x, y = NULL, use = "everything",
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
   t0 <- proc.time()[["elapsed"]]
   r <- .Call(C_gpucor_cor, x, y, match(method, c("pearson", "spearman", "kendall")),
-             use, rows, .engine_opts(backend, precision, verbose, devices))
+             use, rows, .engine_opts(backend, precision, verbose, devices),
+             if (!is.null(output)) .hdf5_spec(output, ncol(x), q))
   done <- TRUE
   if (verbose) {
     .engine_report("gpu_cor", attr(r, "threads"), precision, proc.time()[["elapsed"]] - t0,
@@ -163,7 +173,9 @@ gpu_cor <- function(x, y = NULL, use = "everything",
   }
   sd0 <- isTRUE(attr(r, "sd0"))
   attr(r, "sd0") <- NULL
-  if (matrix_result) {
+  if (!is.null(output)) {
+    r <- .hdf5_result(output, if (!is.null(cx) || !is.null(cy)) list(cx, cy))
+  } else if (matrix_result) {
     if (!is.null(cx) || !is.null(cy)) dimnames(r) <- list(cx, cy)
   } else {
     r <- as.vector(r)

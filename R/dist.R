@@ -64,9 +64,16 @@
 #'   first five arguments are [stats::dist()]'s, in its order, so positional
 #'   calls mean the same.
 #' @inheritParams gpu_cor
+#' @param output `NULL` (default: a `dist` in memory), or [gpu_hdf5()]: the
+#'   full n x n matrix (diagonal 0) is written to an HDF5 file as it is
+#'   made, never whole in memory, and returned as an `HDF5Array` with the
+#'   row names as dimnames.  The GPU engine writes stats' six metrics; the
+#'   correlation distances are then computed by the CPU engine
+#'   (`backend = "gpu"` is an error for them).
 #' @return An object of class `"dist"`: the lower triangle of the distance
 #'   matrix by columns, with attributes `Size`, `Labels` (the row names, if
-#'   any), `Diag`, `Upper`, `method`, `p` (Minkowski only) and `call`.
+#'   any), `Diag`, `Upper`, `method`, `p` (Minkowski only) and `call`; with
+#'   `output`, an `HDF5Array`.
 #' @seealso [stats::dist()], [gpu_cor()], [stats::hclust()]
 #' @examples
 #' x <- matrix(rnorm(100), 10, 10)
@@ -82,11 +89,17 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
                      backend = getOption("gpucor.backend", "auto"),
                      precision = c("double", "single"),
                      devices = getOption("gpucor.devices", 0L),
-                     verbose = getOption("gpucor.verbose", FALSE), assay = 1L) {
+                     verbose = getOption("gpucor.verbose", FALSE), assay = 1L,
+                     output = NULL) {
   verbose <- .check_verbose(verbose)
   devices <- .check_devices(devices)
   m <- .dist_method(method, p)
   precision <- match.arg(precision)
+  output <- .check_output(output)
+  if (!is.null(output)) {
+    x <- .dist_input(x, assay)
+    return(.dist_output(x, m, p, backend, precision, devices, verbose, output))
+  }
   # an input larger than a block is read in blocks of rows (R/blocks.R)
   src <- if (isS4(x)) .block_source(x, assay, FALSE)
   d <- if (!is.null(src)) .blocked_dist(src, m, p, backend, precision, devices, verbose)
@@ -134,12 +147,42 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
   done <- FALSE
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
   t0 <- proc.time()[["elapsed"]]
-  d <- .Call(C_gpucor_dist, x, m, as.double(p), .engine_opts(backend, precision, verbose, devices))
+  d <- .Call(C_gpucor_dist, x, m, as.double(p), .engine_opts(backend, precision, verbose, devices),
+             NULL)
   done <- TRUE
   if (verbose)
     .engine_report("gpu_dist", attr(d, "threads"), precision, proc.time()[["elapsed"]] - t0,
                    devices)
   d
+}
+
+# gpu_dist(output =): the full matrix of the distances between the rows of
+# the double matrix x, written by the engine (the correlation distances by
+# the CPU's: the GPU writes whole columns of stats' six metrics only).
+.dist_output <- function(x, m, p, backend, precision, devices, verbose, output) {
+  if (m > 6L) {
+    if (is.character(backend) && length(backend) == 1L && !is.na(backend) &&
+        nzchar(backend) && startsWith("gpu", backend))
+      stop("gpu_dist(output =) computes the correlation distances on the CPU engine ",
+           "only: use backend = \"cpu\" or \"auto\"")
+    backend <- "cpu"
+  }
+  backend <- .dist_backend(backend, x, m)
+  n <- nrow(x)
+  done <- FALSE
+  if (backend == "gpu") on.exit(if (!done) .gpu_forget())
+  t0 <- proc.time()[["elapsed"]]
+  d <- .Call(C_gpucor_dist, x, m, as.double(p), .engine_opts(backend, precision, verbose, devices),
+             .hdf5_spec(output, n, n))
+  done <- TRUE
+  if (verbose)
+    .engine_report("gpu_dist", attr(d, "threads"), precision, proc.time()[["elapsed"]] - t0,
+                   devices)
+  labels <- rownames(x)
+  r <- .hdf5_result(output, if (!is.null(labels)) list(labels, labels))
+  if (isTRUE(attr(d, "nonfinite"))) warning("treating non-finite values as NA")
+  if (isTRUE(attr(d, "sd0"))) warning("the standard deviation is zero")
+  r
 }
 
 # The index into .gpucor_dist_methods of a method name as gpu_dist() takes

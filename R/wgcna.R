@@ -163,7 +163,7 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
   done <- FALSE
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
   t0 <- proc.time()[["elapsed"]]
-  r <- .Call(C_gpucor_cor, prx[[1L]], pry[[1L]], 4L, 1L, NULL, opts)
+  r <- .Call(C_gpucor_cor, prx[[1L]], pry[[1L]], 4L, 1L, NULL, opts, NULL)
   done <- TRUE
   if (verbose)
     .engine_report(fun, attr(r, "threads"), precision, proc.time()[["elapsed"]] - t0, devices)

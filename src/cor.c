@@ -12,6 +12,7 @@
 #include "status.h"
 #include "cpu/cpu.h"
 #include "network.h"
+#include "output.h"
 #ifdef GPUCOR_CUDA
 #include "cuda/engine.h"
 #endif
@@ -68,7 +69,7 @@ int gpucor_cor_engine(const gc_cor_input *in, const gc_sink *sink, gc_host *host
     return status;
 }
 
-SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts)
+SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts, SEXP file)
 {
     int nprot = 0;
     if (TYPEOF(x) != REALSXP || !isMatrix(x))
@@ -99,17 +100,27 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts)
     gpucor_opts(opts, &o);
     size_t nobs = isNull(rows) ? n : (size_t) XLENGTH(rows);
 
-    SEXP ans = PROTECT(allocMatrix(REALSXP, (int) p, (int) q)); nprot++;
-    gc_sink sink = {SINK_DENSE, EPI_IDENTITY, isNull(y), p, q, REAL(ans)};
+    /* with a file, the result is written there and a TRUE returned */
+    SEXP ans = PROTECT(isNull(file) ? allocMatrix(REALSXP, (int) p, (int) q)
+                                    : allocVector(LGLSXP, 1)); nprot++;
+    if (!isNull(file)) LOGICAL(ans)[0] = TRUE;
+    gc_sink sink = {SINK_DENSE, EPI_IDENTITY, isNull(y), p, q,
+                    isNull(file) ? REAL(ans) : NULL};
     gpucor_progress pr;
     gc_host host;
     gpucor_host_init(&host, &o, &pr);
+    gc_file *f = isNull(file) ? NULL
+               : gpucor_file_open(file, p, q, isNull(y), 0, &o, &sink, &host, "gpu_cor");
     int sd0 = 0, used = 0, status;
     char msg[512] = "";
     gc_cor_input in = {REAL(x), isNull(y) ? NULL : REAL(y), n, p, q,
                        isNull(rows) ? NULL : INTEGER(rows), nobs, m, u, cosine, cov};
     status = gpucor_cor_engine(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
-    if (status != GPUCOR_OK) {
+    if (f) {
+        UNPROTECT(nprot);
+        gpucor_file_finish(f, status, "gpu_cor", msg);   /* raises on failure */
+        PROTECT(ans);
+    } else if (status != GPUCOR_OK) {
         UNPROTECT(nprot);
         gpucor_raise_msg(status, "gpu_cor", msg);
     }

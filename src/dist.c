@@ -10,6 +10,7 @@
 #include <math.h>
 #include "gpucor.h"
 #include "status.h"
+#include "output.h"
 #include "cpu/cpu.h"
 #include "network.h"
 #ifdef GPUCOR_CUDA
@@ -85,8 +86,11 @@ int gpucor_dist_engine(const double *x, size_t n, size_t p, int m, double pw,
     const gc_opts *o = host->opts;
     *flag = 0;
     *used = 0;
-    /* a correlation needs two coordinates; a cosine one */
-    if (o->gpu && n >= 2 && (m <= DIST_MINKOWSKI || p >= (m == DIST_COSINE ? 1u : 2u))) {
+    /* a correlation needs two coordinates; a cosine one.  To a file the
+     * GPU writes stats' six metrics only (whole columns, distance.cu): the
+     * correlation distances are the CPU's (R/dist.R says so) */
+    if (o->gpu && n >= 2 && (m <= DIST_MINKOWSKI || p >= (m == DIST_COSINE ? 1u : 2u)) &&
+        (sink->kind != SINK_FILE || m <= DIST_MINKOWSKI)) {
 #ifdef GPUCOR_CUDA
         if (m <= DIST_MINKOWSKI) {
             gpu_dist_args a = {x, n, p, m, pw, o->single};
@@ -124,7 +128,7 @@ int gpucor_dist_engine(const double *x, size_t n, size_t p, int m, double pw,
     return status;
 }
 
-SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts)
+SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts, SEXP file)
 {
     if (TYPEOF(x) != REALSXP || !isMatrix(x))
         error("'x' must be a double matrix");
@@ -139,9 +143,12 @@ SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts)
     int used = 0;   /* the CPU engine's team size; 0: the GPU ran */
     int anyna = m > DIST_MINKOWSKI ? gpucor_any_nan(REAL(x), n * p) : 0;
 
-    SEXP ans = PROTECT(allocVector(REALSXP, (R_xlen_t) dist_len(n)));
+    /* with a file, the full n x n matrix is written there and TRUE returned */
+    SEXP ans = PROTECT(isNull(file) ? allocVector(REALSXP, (R_xlen_t) dist_len(n))
+                                    : allocVector(LGLSXP, 1));
+    if (!isNull(file)) LOGICAL(ans)[0] = TRUE;
     int status = GPUCOR_OK, flag = 0;
-    if (p == 0) {   /* no coordinate observed: stats gives NA for every metric */
+    if (p == 0 && isNull(file)) {   /* no coordinate observed: stats gives NA for every metric */
         for (R_xlen_t k = 0; k < XLENGTH(ans); k++) REAL(ans)[k] = NA_REAL;
         UNPROTECT(1);
         return ans;
@@ -150,13 +157,30 @@ SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts)
     gc_sink sink = {SINK_DIST,
                     m <= DIST_MINKOWSKI ? EPI_IDENTITY
                     : m == DIST_ABSCORRELATION ? EPI_ONE_MINUS_ABS : EPI_ONE_MINUS,
-                    0, n, n, REAL(ans)};
+                    0, n, n, isNull(file) ? REAL(ans) : NULL};
     gpucor_progress pr;
     gc_host host;
     gpucor_host_init(&host, &o, &pr);
+    gc_file *f = isNull(file) ? NULL
+               : gpucor_file_open(file, n, n, 1, 1, &o, &sink, &host, "gpu_dist");
     char msg[512] = "";
-    status = gpucor_dist_engine(REAL(x), n, p, m, pw, anyna, &sink, &host, &flag,
-                                &used, msg, sizeof msg);
+    if (f && (p == 0 || n < 2)) {
+        /* the engine visits no pair: NA off the diagonal (no coordinate),
+         * or the one item's zero */
+        for (size_t j = 0; j < n; j++)
+            for (size_t i = 0; i < n; i++) {
+                double v = NA_REAL;
+                gc_file_put(f, &v, 1, 0, 1.0, i, 1, j, 1, 0, EPI_IDENTITY, 1.0);
+            }
+    } else {
+        status = gpucor_dist_engine(REAL(x), n, p, m, pw, anyna, &sink, &host, &flag,
+                                    &used, msg, sizeof msg);
+    }
+    if (f) {
+        UNPROTECT(1);
+        gpucor_file_finish(f, status, "gpu_dist", msg);   /* raises on failure */
+        PROTECT(ans);
+    }
     if (status == GPUCOR_OK && used == 0) {
         gpucor_set_timing(ans, &o, host.seconds);
         if (host.note[0]) warning("gpu_dist: %s", host.note);

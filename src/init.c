@@ -7,10 +7,11 @@
 #include "gpucor.h"
 #include "status.h"
 
-SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts);
+SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts, SEXP file);
+SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts, SEXP file);
+SEXP gpucor_hdf5_available(void);
 SEXP gpucor_sparse_cor(SEXP colptr, SEXP rowind, SEXP val, SEXP nrow, SEXP spearman,
                        SEXP opts);
-SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts);
 SEXP gpucor_progress_new(SEXP show);
 SEXP gpucor_progress_step(SEXP st, SEXP frac);
 SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
@@ -53,9 +54,10 @@ double gpucor_na_real;
 #define CALLDEF(name, n) {#name, (DL_FUNC) &name, n}
 
 static const R_CallMethodDef callMethods[] = {
-    CALLDEF(gpucor_cor, 6),
+    CALLDEF(gpucor_cor, 7),
+    CALLDEF(gpucor_hdf5_available, 0),
     CALLDEF(gpucor_sparse_cor, 6),
-    CALLDEF(gpucor_dist, 4),
+    CALLDEF(gpucor_dist, 5),
     CALLDEF(gpucor_progress_new, 1),
     CALLDEF(gpucor_progress_step, 2),
     CALLDEF(gpucor_edges, 7),

@@ -178,10 +178,21 @@ static int prepare_kendall(const double *x, size_t p, size_t ldx,
     return failed ? GPUCOR_ERR_ALLOC : GPUCOR_OK;
 }
 
-static void fill_na(const gc_sink *sink)
+static int fill_na(const gc_sink *sink)
 {
     size_t len = gc_sink_len(sink);   /* 0 for a selection: NA is never kept */
     for (size_t k = 0; k < len; k++) sink->out[k] = gpucor_na_real;
+    if (sink->kind == SINK_FILE && sink->p) {
+        double *col = malloc(sink->p * sizeof(double));
+        if (!col) return GPUCOR_ERR_ALLOC;
+        for (size_t i = 0; i < sink->p; i++) col[i] = gpucor_na_real;
+        for (size_t j = 0; j < sink->q; j++) {
+            gc_tile t = {0, sink->p, j, 1, col, sink->p, 0, 1.0};
+            gc_sink_emit(sink, &t);
+        }
+        free(col);
+    }
+    return GPUCOR_OK;
 }
 
 int cpu_cor_run(cor_problem *pb)
@@ -201,7 +212,7 @@ int cpu_cor_run(cor_problem *pb)
     if (pb->p == 0 || q == 0) return GPUCOR_OK;
     /* stats: fewer than two observations give NA throughout, silently; the
      * cosine of two one-coordinate vectors is their product's sign */
-    if (pb->nobs < (pb->cosine ? 1u : 2u)) { fill_na(pb->sink); return GPUCOR_OK; }
+    if (pb->nobs < (pb->cosine ? 1u : 2u)) return fill_na(pb->sink);
 
     fx = malloc(pb->p);
     fy = pb->y ? malloc(q) : fx;

@@ -27,7 +27,12 @@ int cpu_tiles_run(size_t p, size_t q, int symmetric, size_t tile,
     if (p == 0 || q == 0) return GPUCOR_OK;
     if (tile < 1) tile = 1;
     size_t nbi = (p + tile - 1) / tile, nbj = (q + tile - 1) / tile;
-    size_t ntiles = symmetric ? nbi * (nbi + 1) / 2 : nbi * nbj;
+    /* A file takes bands of whole columns in order (engine/file.h): every
+     * tile, column of tiles after column of tiles; a symmetric result's
+     * tile above the diagonal is its mirror's lower tile, transposed by
+     * the sink (so each such pair is computed twice). */
+    int full = sink->kind == SINK_FILE;
+    size_t ntiles = symmetric && !full ? nbi * (nbi + 1) / 2 : nbi * nbj;
     int stop = 0, failed = 0;
     size_t done = 0;   /* tiles finished, for the progress bar */
     if (nthreads < 1) nthreads = 1;
@@ -74,7 +79,7 @@ int cpu_tiles_run(size_t p, size_t q, int symmetric, size_t tile,
                 continue;
             }
             size_t bi, bj;
-            if (symmetric) {
+            if (symmetric && !full) {
                 /* t enumerates the lower block triangle row by row:
                  * row bi starts at bi*(bi+1)/2. */
                 bi = (size_t) ((sqrt(8.0 * (double) t + 1.0) - 1.0) / 2.0);
@@ -88,8 +93,14 @@ int cpu_tiles_run(size_t p, size_t q, int symmetric, size_t tile,
             size_t i0 = bi * tile, j0 = bj * tile;
             size_t ni = p - i0 < tile ? p - i0 : tile;
             size_t nj = q - j0 < tile ? q - j0 : tile;
-            fill(fill_ctx, i0, ni, j0, nj, buf, scratch);
             gc_tile tl = {i0, ni, j0, nj, buf, ni, 0, 1.0};
+            if (symmetric && bi < bj) {
+                fill(fill_ctx, j0, nj, i0, ni, buf, scratch);
+                tl.ld = nj;
+                tl.transposed = 1;
+            } else {
+                fill(fill_ctx, i0, ni, j0, nj, buf, scratch);
+            }
             gc_sink_emit(sink, &tl);
             size_t d;
 #ifdef _OPENMP

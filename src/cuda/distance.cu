@@ -470,8 +470,10 @@ static int run(const gpu_dist_args *pb, const gc_sink *sink, gc_host *host,
         int scales = pb->method != DIST_CANBERRA && pb->method != DIST_BINARY;
         size_t osz = single ? sizeof(float) : sizeof(double);
         /* a selection (gpu_knn) takes whole columns, each column's own
-         * nearest found on the device; a 'dist' the pairs i > j */
-        int whole = sink->kind == SINK_SELECT;
+         * nearest found on the device, and so does a file (the full
+         * matrix; the distances are symmetric to the bit); a 'dist' the
+         * pairs i > j */
+        int whole = sink->kind == SINK_SELECT || sink->kind == SINK_FILE;
         gc_plan pl;
         status = gc_cuda_plan(sink, whole ? n : n - 1, n, osz, 0, len * osz, BN, (size_t) -1,
                               whole, host, &pl, msg, msgcap);

@@ -93,12 +93,14 @@ typedef struct {
     size_t nrec;      /* records in val */
     int tri;          /* GPU panels of a 'dist': only the pairs i > j hold
                          values (the others are scratch) */
+    int transposed;   /* CPU, SINK_FILE: the values of pair (i0 + a, j0 + b)
+                         are at val[b + a * ld] (tiles.c's mirrored tiles) */
 } gc_tile;
 enum { TILE_VALUES = 0, TILE_PAIRS = 1, TILE_TOPK = 2, TILE_HIST = 3, TILE_POWSUM = 4 };
 
 /* ---- sinks ---------------------------------------------------------------- */
 enum { SINK_DENSE = 0, SINK_DIST = 1, SINK_SELECT = 2, SINK_DIST_DEVICE = 3,
-       SINK_DENSE_DEVICE = 4, SINK_POWSUM = 5 };
+       SINK_DENSE_DEVICE = 4, SINK_POWSUM = 5, SINK_FILE = 6 };
 /* applied by the sink, once; an NA or NaN value passes unchanged.  The
  * adjacencies of WGCNA (algo/wgcna.h) take the sink's 'beta': |r|^beta,
  * ((1 + r) / 2)^beta, r > 0 ? r^beta : 0, and sign(r) |r|^beta (the
@@ -108,6 +110,7 @@ enum { EPI_IDENTITY = 0, EPI_ONE_MINUS = 1, EPI_ONE_MINUS_ABS = 2,
        EPI_ADJ_KEEP_SIGN = 6 };
 
 typedef struct gc_select gc_select;   /* engine/select.h */
+typedef struct gc_file gc_file;       /* engine/file.h */
 
 /* SINK_POWSUM (sink_powsum.c, cuda/reduce.cu): for every column j of a
  * symmetric p x p result and every power w[t] (ascending), the sum over
@@ -142,6 +145,10 @@ typedef struct {
     double beta;         /* the adjacencies' power */
     size_t ld;           /* SINK_DENSE(_DEVICE): leading dimension (0: p) */
     gc_powsum *pow;      /* SINK_POWSUM: the connectivities being summed */
+    gc_file *file;       /* SINK_FILE: the p x q matrix goes to a file, never
+                            whole in memory (file.h); the CPU engine then
+                            makes a symmetric result's tiles above the
+                            diagonal too, as mirrored lower ones */
 } gc_sink;
 
 size_t gc_sink_len(const gc_sink *s);

@@ -6,6 +6,7 @@
  */
 #include "engine.h"
 #include "select.h"
+#include "file.h"
 
 void gc_sink_emit_dense(const gc_sink *s, const gc_tile *t);
 void gc_sink_emit_dist(const gc_sink *s, const gc_tile *t);
@@ -28,6 +29,9 @@ void gc_sink_emit(const gc_sink *s, const gc_tile *t)
     if (s->kind == SINK_SELECT) gc_select_tile(s, t, gc_select_slot());
     else if (s->kind == SINK_POWSUM) gc_powsum_tile(s, t, gc_select_slot());
     else if (s->kind == SINK_DIST) gc_sink_emit_dist(s, t);
+    else if (s->kind == SINK_FILE)
+        gc_file_put(s->file, t->val, t->ld, t->is_float, t->scale, t->i0, t->ni, t->j0,
+                    t->nj, t->transposed, s->epilogue, s->beta);
     else gc_sink_emit_dense(s, t);
 }
 
@@ -38,5 +42,12 @@ void gc_sink_commit(const gc_sink *s, const gc_tile *t, size_t offset,
     else if (s->kind == SINK_POWSUM) gc_powsum_commit(s, t);
     else if (s->kind == SINK_DIST_DEVICE || s->kind == SINK_DENSE_DEVICE)
         return;   /* laid out on the device already */
+    else if (s->kind == SINK_FILE) {
+        /* whole columns, their epilogue applied on the device */
+        (void) nthreads;
+        if (s->p)
+            gc_file_put(s->file, t->val, s->p, t->is_float, t->scale, 0, s->p, offset / s->p,
+                        count / s->p, 0, EPI_IDENTITY, 1.0);
+    }
     else gc_copy_out(s->out + offset, t->val, count, t->is_float, t->scale, nthreads);
 }

@@ -1,0 +1,125 @@
+#' Write a result to an HDF5 file instead of memory
+#'
+#' `gpu_hdf5()` describes where a result goes when it is given as the
+#' `output` argument of [gpu_cor()] or [gpu_dist()]: the engine writes the
+#' p x q matrix to an HDF5 dataset band of columns after band of columns as
+#' they are made (a writer thread behind the engine, so computing and
+#' writing overlap), and the result is never whole in memory.  The call then
+#' returns `HDF5Array::HDF5Array(filepath, name)`: a `DelayedMatrix` with the
+#' result's dimnames (written beside the dataset as HDF5Array's
+#' `h5writeDimnames()` writes them).
+#'
+#' The dataset is written under the name `"<name>.incomplete"` and renamed
+#' when it is whole.  An error (a full disk, a path that cannot be written)
+#' or an interrupt deletes it, and deletes the file too when the call
+#' created it, so a dataset called `name` is always complete.  An existing
+#' file is opened for writing; an existing dataset of that name is an error.
+#'
+#' A `dist` result is written as its full n x n matrix, diagonal 0, which
+#' is what `DelayedArray` consumers read.  With `type = "float"`, R's `NA`
+#' is read back as `NaN` (HDF5's floats have no `NA`; both are `is.na()`).
+#'
+#' The chunks are blocks of whole columns by default, `chunkdim =
+#' c(nrow, k)` with k the columns that make about 8 MB of doubles, the
+#' bands the engine writes; each band is then written directly as one
+#' chunk, and with `level > 0` several bands are compressed at once, one
+#' thread each.  Other `chunkdim`s are taken as they are, written through
+#' HDF5's own chunking (slower; compressed by one thread).  On the CPU
+#' engine a symmetric result's pairs above the diagonal are computed again
+#' (the mirror of the pairs below), so writing it costs about twice the
+#' arithmetic of `gpu_cor()` in memory; the GPU computes whole columns in
+#' either case.
+#'
+#' Requires a gpucor built with HDF5 (`configure` finds `libhdf5-dev`, or
+#' Bioconductor's Rhdf5lib) and the Bioconductor package HDF5Array.
+#'
+#' @param filepath the HDF5 file (created when absent).
+#' @param name the dataset's name in it (groups in `"a/b"` are created).
+#' @param chunkdim `NULL` (default: whole columns, as above), or the chunk's
+#'   rows and columns (each capped at the result's).
+#' @param level the deflate level, 0 (none, default) to 9.
+#' @param type `"double"` (default) or `"float"`: what the file stores.
+#' @return An object of class `"gpucor_hdf5"`, for the `output` argument.
+#' @seealso [gpu_cor()], [gpu_dist()], [HDF5Array::HDF5Array()]
+#' @examples
+#' if (gpucor:::.hdf5_ok()) {
+#'   x <- matrix(rnorm(2000), 20, 100)
+#'   f <- tempfile(fileext = ".h5")
+#'   r <- gpu_cor(x, output = gpu_hdf5(f, "cor"))
+#'   r
+#'   all.equal(as.matrix(r), cor(x))
+#'   unlink(f)
+#' }
+#' @export
+gpu_hdf5 <- function(filepath, name, chunkdim = NULL, level = 0L,
+                     type = c("double", "float")) {
+  if (!is.character(filepath) || length(filepath) != 1L || is.na(filepath) ||
+      !nzchar(filepath))
+    stop("'filepath' must be a single file name")
+  if (!is.character(name) || length(name) != 1L || is.na(name) || !nzchar(name))
+    stop("'name' must be a single dataset name")
+  if (!is.null(chunkdim) &&
+      (!is.numeric(chunkdim) || length(chunkdim) != 2L || anyNA(chunkdim) ||
+       any(chunkdim < 1) || any(chunkdim != round(chunkdim))))
+    stop("'chunkdim' must be NULL or two positive whole numbers")
+  if (!is.numeric(level) || length(level) != 1L || is.na(level) || level < 0 ||
+      level > 9 || level != round(level))
+    stop("'level' must be a whole number from 0 to 9")
+  type <- match.arg(type)
+  if (!.Call(C_gpucor_hdf5_available))
+    stop("gpucor was built without HDF5, so it cannot write HDF5 files: install ",
+         "the HDF5 library's headers (Debian/Ubuntu: libhdf5-dev) and reinstall gpucor")
+  if (!requireNamespace("HDF5Array", quietly = TRUE))
+    stop("gpu_hdf5() returns the result as an HDF5Array: install the Bioconductor ",
+         "package HDF5Array")
+  structure(list(path = path.expand(filepath), name = sub("^/+", "", name),
+                 chunkdim = if (!is.null(chunkdim)) as.double(chunkdim),
+                 level = as.integer(level), float = type == "float"),
+            class = "gpucor_hdf5")
+}
+
+#' @export
+print.gpucor_hdf5 <- function(x, ...) {
+  cat(sprintf("gpu_hdf5: dataset '%s' of %s (%s%s%s)\n", x$name, x$path,
+              if (x$float) "float" else "double",
+              if (x$level > 0) sprintf(", deflate level %d", x$level) else "",
+              if (!is.null(x$chunkdim)) sprintf(", chunks %s", paste(x$chunkdim, collapse = " x "))
+              else ""))
+  invisible(x)
+}
+
+# Whether gpu_hdf5() can be used here (the examples and tests ask).
+.hdf5_ok <- function() {
+  isTRUE(.Call(C_gpucor_hdf5_available)) && requireNamespace("HDF5Array", quietly = TRUE)
+}
+
+# A checked 'output' argument (NULL stays NULL).
+.check_output <- function(output) {
+  if (!is.null(output) && !inherits(output, "gpucor_hdf5"))
+    stop("'output' must be NULL or made by gpu_hdf5()")
+  output
+}
+
+# What crosses .Call for a p x q result: the file, the dataset, the chunk
+# (rows, columns of the result) and how much memory of complete bands may
+# wait for the writer.
+.hdf5_spec <- function(output, p, q) {
+  chunk <- output$chunkdim
+  if (is.null(chunk)) {
+    # whole columns, about 2^20 values a chunk (HDF5Array's own default size)
+    rows <- min(max(p, 1), 2^20)
+    chunk <- c(rows, max(1, min(q, floor(2^20 / rows))))
+  }
+  chunk <- pmax(1, pmin(chunk, c(max(p, 1), max(q, 1))))
+  list(path = output$path, name = output$name, chunk = as.double(chunk),
+       level = output$level, float = output$float,
+       cap = as.double(getOption("gpucor.hdf5_buffer", 2^29)))
+}
+
+# After the engine wrote the dataset: its dimnames beside it, and the
+# DelayedMatrix that reads it.
+.hdf5_result <- function(output, dimnames) {
+  if (!is.null(dimnames) && !all(vapply(dimnames, is.null, logical(1))))
+    HDF5Array::h5writeDimnames(dimnames, output$path, output$name)
+  HDF5Array::HDF5Array(output$path, output$name)
+}

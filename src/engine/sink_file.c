@@ -1,0 +1,426 @@
+/*
+ * sink_file.c -- the file sink: bands of result columns to an HDF5 dataset
+ * by a writer thread (file.h).  Without HDF5 (configure found none) only
+ * gc_file_available() and a refusing gc_file_open() are built.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "engine.h"
+#include "file.h"
+
+#ifndef GPUCOR_HDF5
+
+int gc_file_available(void) { return 0; }
+
+int gc_file_open(const gc_file_spec *spec, gc_file **out, char *msg, size_t msgcap)
+{
+    (void) spec;
+    *out = NULL;
+    snprintf(msg, msgcap, "gpucor was built without HDF5");
+    return GPUCOR_ERR_INVALID;
+}
+
+void gc_file_put(gc_file *f, const void *val, size_t ld, int is_float, double scale,
+                 size_t i0, size_t ni, size_t j0, size_t nj, int transposed, int epi,
+                 double beta)
+{
+    (void) f; (void) val; (void) ld; (void) is_float; (void) scale; (void) i0;
+    (void) ni; (void) j0; (void) nj; (void) transposed; (void) epi; (void) beta;
+}
+
+int gc_file_failed(gc_file *f) { (void) f; return 1; }
+
+int gc_file_close(gc_file *f, int ok, char *msg, size_t msgcap)
+{
+    (void) f; (void) ok;
+    snprintf(msg, msgcap, "gpucor was built without HDF5");
+    return GPUCOR_ERR_INVALID;
+}
+
+#else
+
+#include <errno.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <hdf5.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+struct gc_file {
+    gc_file_spec s;
+    size_t esz, nband, band_bytes;
+    int direct;                  /* chunks of whole columns: one per band */
+    void **band;                 /* NULL until a tile reaches it */
+    size_t *filled;              /* elements received */
+    size_t *queue, qhead, qtail; /* complete bands, for the writer */
+    size_t live, queued;         /* bytes of bands allocated / queued */
+    size_t written;              /* bands written */
+    int done, failed;
+    char err[384];
+    pthread_mutex_t mu;
+    pthread_cond_t space, work;
+    pthread_t writer;
+    int writer_started;
+    hid_t fid, did;
+    int created;
+    char *tmpname;
+    H5E_auto2_t old_func;
+    void *old_data;
+};
+
+int gc_file_available(void) { return 1; }
+
+/* The writer's failure, once (the first message stays). */
+static void fail(gc_file *f, const char *what)
+{
+    if (f->failed) return;
+    f->failed = 1;
+    snprintf(f->err, sizeof f->err, "writing '%s' in %s failed: %s%s%s", f->s.name,
+             f->s.path, what, errno ? ": " : "", errno ? strerror(errno) : "");
+}
+
+/* The band's width (the last one may be narrower). */
+static size_t band_w(const gc_file *f, size_t k)
+{
+    size_t j0 = k * f->s.cc;
+    return f->s.q - j0 < f->s.cc ? f->s.q - j0 : f->s.cc;
+}
+
+static int write_band(gc_file *f, size_t k, const void *buf, size_t len, int compressed)
+{
+    hsize_t off[2] = {(hsize_t) (k * f->s.cc), 0};
+    errno = 0;
+    if (f->direct) {
+        uint32_t mask = 0;
+        (void) compressed;
+        return H5Dwrite_chunk(f->did, H5P_DEFAULT, mask, off, len, buf) < 0 ? -1 : 0;
+    }
+    hsize_t cnt[2] = {(hsize_t) band_w(f, k), (hsize_t) f->s.p};
+    hid_t fs = H5Dget_space(f->did), ms = H5Screate_simple(2, cnt, NULL);
+    herr_t e = fs < 0 || ms < 0 ? -1
+             : H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL);
+    if (e >= 0)
+        e = H5Dwrite(f->did, f->s.out_float ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE, ms, fs,
+                     H5P_DEFAULT, buf);
+    if (ms >= 0) H5Sclose(ms);
+    if (fs >= 0) H5Sclose(fs);
+    return e < 0 ? -1 : 0;
+}
+
+#define WRITER_BATCH 16
+
+/* The writer thread: complete bands off the queue, compressed in parallel
+ * when the chunks are deflated and written directly, written in order of
+ * completion, freed. */
+static void *writer_main(void *arg)
+{
+    gc_file *f = arg;
+    size_t ks[WRITER_BATCH];
+    void *zb[WRITER_BATCH];
+    size_t zl[WRITER_BATCH];
+    for (;;) {
+        pthread_mutex_lock(&f->mu);
+        while (f->qhead == f->qtail && !f->done) pthread_cond_wait(&f->work, &f->mu);
+        if (f->qhead == f->qtail) {
+            pthread_mutex_unlock(&f->mu);
+            break;
+        }
+        int nb = 0, want = f->direct && f->s.level > 0 ? f->s.nthreads : 1;
+        if (want > WRITER_BATCH) want = WRITER_BATCH;
+        if (want < 1) want = 1;
+        while (nb < want && f->qhead != f->qtail) ks[nb++] = f->queue[f->qhead++];
+        int failed = f->failed;
+        pthread_mutex_unlock(&f->mu);
+
+        if (!failed) {
+            int zfail = 0;
+            if (f->direct && f->s.level > 0) {
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nb) schedule(static, 1)
+#endif
+                for (int b = 0; b < nb; b++) {
+                    uLongf dl = compressBound((uLong) f->band_bytes);
+                    zb[b] = malloc(dl);
+                    if (!zb[b] || compress2(zb[b], &dl, f->band[ks[b]], (uLong) f->band_bytes,
+                                            f->s.level) != Z_OK) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+                        zfail = 1;
+                    }
+                    zl[b] = dl;
+                }
+            } else {
+                for (int b = 0; b < nb; b++) {
+                    zb[b] = NULL;
+                    zl[b] = f->band_bytes;
+                }
+            }
+            for (int b = 0; b < nb && !zfail && !failed; b++) {
+                const void *src = zb[b] ? zb[b] : f->band[ks[b]];
+                if (write_band(f, ks[b], src, zl[b], zb[b] != NULL) < 0) failed = 1;
+            }
+            pthread_mutex_lock(&f->mu);
+            if (zfail) { errno = 0; fail(f, "compression"); }
+            else if (failed) fail(f, "an HDF5 write");
+            else f->written += (size_t) nb;
+            pthread_mutex_unlock(&f->mu);
+            for (int b = 0; b < nb; b++) free(zb[b]);
+        }
+        pthread_mutex_lock(&f->mu);
+        for (int b = 0; b < nb; b++) {
+            free(f->band[ks[b]]);
+            f->band[ks[b]] = NULL;
+            f->live -= f->band_bytes;
+            f->queued -= f->band_bytes;
+        }
+        pthread_cond_broadcast(&f->space);
+        pthread_mutex_unlock(&f->mu);
+    }
+    return NULL;
+}
+
+static void free_file(gc_file *f)
+{
+    if (f->band)
+        for (size_t k = 0; k < f->nband; k++) free(f->band[k]);
+    free(f->band);
+    free(f->filled);
+    free(f->queue);
+    free(f->tmpname);
+    free(f);
+}
+
+/* Closes what HDF5 holds; with 'keep' the temporary dataset becomes the
+ * result, else it goes (and the file, when this call made it). */
+static int finish_hdf5(gc_file *f, int keep)
+{
+    int bad = 0;
+    if (f->did >= 0 && H5Dclose(f->did) < 0) bad = 1;
+    f->did = -1;
+    if (f->fid >= 0) {
+        if (keep && !bad) {
+            hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+            H5Pset_create_intermediate_group(lcpl, 1);
+            if (H5Lmove(f->fid, f->tmpname, f->fid, f->s.name, lcpl, H5P_DEFAULT) < 0) bad = 1;
+            H5Pclose(lcpl);
+        }
+        if (!keep || bad) H5Ldelete(f->fid, f->tmpname, H5P_DEFAULT);
+        if (H5Fclose(f->fid) < 0) bad = 1;
+        f->fid = -1;
+    }
+    if ((!keep || bad) && f->created) unlink(f->s.path);
+    H5Eset_auto2(H5E_DEFAULT, f->old_func, f->old_data);
+    return bad;
+}
+
+int gc_file_open(const gc_file_spec *spec, gc_file **out, char *msg, size_t msgcap)
+{
+    *out = NULL;
+    gc_file *f = calloc(1, sizeof *f);
+    if (!f) {
+        snprintf(msg, msgcap, "out of memory");
+        return GPUCOR_ERR_ALLOC;
+    }
+    f->s = *spec;
+    f->fid = f->did = -1;
+    f->esz = spec->out_float ? sizeof(float) : sizeof(double);
+    f->nband = spec->q && spec->p ? (spec->q + spec->cc - 1) / spec->cc : 0;
+    f->band_bytes = spec->p * spec->cc * f->esz;
+    f->direct = spec->cr == spec->p;
+    f->band = calloc(f->nband + 1, sizeof *f->band);
+    f->filled = calloc(f->nband + 1, sizeof *f->filled);
+    f->queue = calloc(f->nband + 1, sizeof *f->queue);
+    size_t nl = strlen(spec->name);
+    f->tmpname = malloc(nl + 16);
+    if (!f->band || !f->filled || !f->queue || !f->tmpname) {
+        free_file(f);
+        snprintf(msg, msgcap, "out of memory");
+        return GPUCOR_ERR_ALLOC;
+    }
+    snprintf(f->tmpname, nl + 16, "%s.incomplete", spec->name);
+
+    H5Eget_auto2(H5E_DEFAULT, &f->old_func, &f->old_data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    const char *why = NULL;
+    if (access(spec->path, F_OK) == 0) {
+        if (H5Fis_hdf5(spec->path) <= 0) why = "it exists and is not an HDF5 file";
+        else if ((f->fid = H5Fopen(spec->path, H5F_ACC_RDWR, H5P_DEFAULT)) < 0)
+            why = "it cannot be opened for writing";
+        else if (H5Lexists(f->fid, spec->name, H5P_DEFAULT) > 0)
+            why = "it has a dataset of that name already";
+        else if (H5Lexists(f->fid, f->tmpname, H5P_DEFAULT) > 0)
+            H5Ldelete(f->fid, f->tmpname, H5P_DEFAULT);   /* an earlier run's leftover */
+    } else {
+        errno = 0;
+        f->fid = H5Fcreate(spec->path, H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
+        if (f->fid < 0) why = "it cannot be created";
+        else f->created = 1;
+    }
+    if (!why) {
+        hsize_t dims[2] = {(hsize_t) spec->q, (hsize_t) spec->p};
+        hid_t sp = H5Screate_simple(2, dims, NULL);
+        hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE), lcpl = H5Pcreate(H5P_LINK_CREATE);
+        H5Pset_create_intermediate_group(lcpl, 1);
+        if (f->nband) {
+            hsize_t ch[2] = {(hsize_t) spec->cc, (hsize_t) spec->cr};
+            H5Pset_chunk(dcpl, 2, ch);
+            if (spec->level > 0) H5Pset_deflate(dcpl, (unsigned) spec->level);
+        }
+        H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
+        f->did = H5Dcreate2(f->fid, f->tmpname,
+                            spec->out_float ? H5T_IEEE_F32LE : H5T_IEEE_F64LE, sp, lcpl,
+                            dcpl, H5P_DEFAULT);
+        H5Pclose(dcpl);
+        H5Pclose(lcpl);
+        H5Sclose(sp);
+        if (f->did < 0) why = "the dataset cannot be created there";
+    }
+    if (why) {
+        int e = errno;
+        finish_hdf5(f, 0);
+        snprintf(msg, msgcap, "cannot write '%s' to %s: %s%s%s", spec->name, spec->path, why,
+                 e ? ": " : "", e ? strerror(e) : "");
+        free_file(f);
+        return GPUCOR_ERR_INVALID;
+    }
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_cond_init(&f->space, NULL);
+    pthread_cond_init(&f->work, NULL);
+    if (pthread_create(&f->writer, NULL, writer_main, f) != 0) {
+        finish_hdf5(f, 0);
+        pthread_mutex_destroy(&f->mu);
+        pthread_cond_destroy(&f->space);
+        pthread_cond_destroy(&f->work);
+        free_file(f);
+        snprintf(msg, msgcap, "cannot start the writer thread");
+        return GPUCOR_ERR_ALLOC;
+    }
+    f->writer_started = 1;
+    *out = f;
+    return GPUCOR_OK;
+}
+
+int gc_file_failed(gc_file *f)
+{
+    pthread_mutex_lock(&f->mu);
+    int r = f->failed;
+    pthread_mutex_unlock(&f->mu);
+    return r;
+}
+
+/* Band k's memory, allocated by the first tile that reaches it; NULL once
+ * the file has failed. */
+static void *band_of(gc_file *f, size_t k)
+{
+    pthread_mutex_lock(&f->mu);
+    while (!f->band[k] && !f->failed && f->queued > 0 &&
+           f->live + f->band_bytes > f->s.cap)
+        pthread_cond_wait(&f->space, &f->mu);
+    if (!f->band[k] && !f->failed) {
+        /* padded to whole chunks: the pad is written, so it is zero */
+        f->band[k] = calloc(1, f->band_bytes);
+        if (f->band[k]) f->live += f->band_bytes;
+        else { errno = ENOMEM; fail(f, "allocating a band"); }
+    }
+    void *b = f->failed ? NULL : f->band[k];
+    pthread_mutex_unlock(&f->mu);
+    return b;
+}
+
+static void band_done(gc_file *f, size_t k, size_t count)
+{
+    pthread_mutex_lock(&f->mu);
+    f->filled[k] += count;
+    if (f->filled[k] == f->s.p * band_w(f, k) && f->band[k]) {
+        f->queue[f->qtail++] = k;
+        f->queued += f->band_bytes;
+        pthread_cond_signal(&f->work);
+    }
+    pthread_mutex_unlock(&f->mu);
+}
+
+static inline double value_at(const void *val, size_t idx, int is_float)
+{
+    if (!is_float) return ((const double *) val)[idx];
+    float v = ((const float *) val)[idx];
+    if (v != v) {
+        uint32_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        return bits == GPUCOR_FLOAT_NA_BITS ? gpucor_na_real : (double) v;
+    }
+    return (double) v;
+}
+
+void gc_file_put(gc_file *f, const void *val, size_t ld, int is_float, double scale,
+                 size_t i0, size_t ni, size_t j0, size_t nj, int transposed, int epi,
+                 double beta)
+{
+    size_t j1 = j0 + nj, p = f->s.p;
+    int diag_block = f->s.symmetric && i0 == j0 && !transposed;
+    for (size_t c = j0; c < j1;) {
+        size_t k = c / f->s.cc, cend = (k + 1) * f->s.cc < j1 ? (k + 1) * f->s.cc : j1;
+        char *band = band_of(f, k);
+        if (!band) return;
+        for (size_t j = c; j < cend; j++) {
+            size_t b = j - j0, col = (j - k * f->s.cc) * p;
+            for (size_t a = 0; a < ni; a++) {
+                size_t i = i0 + a, idx = transposed ? b + a * ld : a + b * ld;
+                if (diag_block && i < j) idx = b + a * ld;   /* the mirrored pair */
+                double r = value_at(val, idx, is_float);
+                if (r == r) r = gc_epilogue(epi, beta, r * scale);
+                if (i == j && f->s.zero_diag) r = 0.0;
+                if (f->s.out_float) {
+                    float v = (float) r;
+                    uint64_t rb;
+                    memcpy(&rb, &r, sizeof rb);
+                    if (r != r && (rb & 0xffffffffu) == 1954u) {   /* R_IsNA */
+                        uint32_t bits = GPUCOR_FLOAT_NA_BITS;
+                        memcpy(&v, &bits, sizeof v);
+                    }
+                    ((float *) band)[col + i] = v;
+                } else {
+                    ((double *) band)[col + i] = r;
+                }
+            }
+        }
+        band_done(f, k, ni * (cend - c));
+        c = cend;
+    }
+}
+
+int gc_file_close(gc_file *f, int ok, char *msg, size_t msgcap)
+{
+    pthread_mutex_lock(&f->mu);
+    f->done = 1;
+    pthread_cond_broadcast(&f->work);
+    pthread_mutex_unlock(&f->mu);
+    if (f->writer_started) pthread_join(f->writer, NULL);
+    int status = GPUCOR_OK;
+    if (f->failed) {
+        snprintf(msg, msgcap, "%s", f->err);
+        status = GPUCOR_ERR_INVALID;
+    } else if (ok && f->written != f->nband) {
+        snprintf(msg, msgcap, "internal error: %zu of %zu column bands written",
+                 f->written, f->nband);
+        status = GPUCOR_ERR_INVALID;
+    }
+    int keep = ok && status == GPUCOR_OK;
+    errno = 0;
+    if (finish_hdf5(f, keep) && keep) {
+        snprintf(msg, msgcap, "closing '%s' in %s failed%s%s", f->s.name, f->s.path,
+                 errno ? ": " : "", errno ? strerror(errno) : "");
+        status = GPUCOR_ERR_INVALID;
+    }
+    pthread_mutex_destroy(&f->mu);
+    pthread_cond_destroy(&f->space);
+    pthread_cond_destroy(&f->work);
+    free_file(f);
+    return status;
+}
+
+#endif
