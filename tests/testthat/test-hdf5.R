@@ -1,0 +1,219 @@
+# gpu_hdf5(): results written to HDF5 by the engine's file sink, read back
+# with HDF5Array, against the same call in memory.  On the CPU engine the
+# file's values are the in-memory result's, bit for bit (the pairs above the
+# diagonal are the mirrored tiles' values); on the GPU too (the same panels
+# go to the file instead of R memory), which the device run checks.
+
+skip_if_not(gpucor:::.hdf5_ok(), "gpucor built without HDF5, or no HDF5Array")
+
+h5 <- function() tempfile(fileext = ".h5")
+back <- function(r) as.matrix(r)
+with_opts <- function(opts, code) {
+  old <- options(opts)
+  on.exit(options(old))
+  code
+}
+# both engines where there is a GPU
+backends <- c("cpu", if (isTRUE(as.vector(gpu_available()))) "gpu")
+
+test_that("gpu_hdf5() checks its arguments", {
+  f <- h5()
+  expect_error(gpu_hdf5(1, "a"), "filepath")
+  expect_error(gpu_hdf5(c(f, f), "a"), "filepath")
+  expect_error(gpu_hdf5(f, ""), "name")
+  expect_error(gpu_hdf5(f, NA_character_), "name")
+  expect_error(gpu_hdf5(f, "a", chunkdim = 3), "chunkdim")
+  expect_error(gpu_hdf5(f, "a", chunkdim = c(0, 2)), "chunkdim")
+  expect_error(gpu_hdf5(f, "a", chunkdim = c(1.5, 2)), "chunkdim")
+  expect_error(gpu_hdf5(f, "a", level = 10), "level")
+  expect_error(gpu_hdf5(f, "a", level = -1), "level")
+  expect_error(gpu_hdf5(f, "a", type = "int"), "should be one of")
+  expect_output(print(gpu_hdf5(f, "a", level = 4, type = "float")), "float, deflate level 4")
+  x <- matrix(rnorm(40), 10, 4)
+  expect_error(gpu_cor(x, output = list(path = f)), "made by gpu_hdf5")
+  expect_error(gpu_cor(x[, 1], x[, 2], output = gpu_hdf5(f, "a")), "matrix result")
+  expect_error(gpu_cor(x, output = gpu_hdf5(f, "a"),
+                       BPPARAM = structure(list(), class = "BiocParallelParam")),
+               "not supported")
+  expect_false(file.exists(f))
+})
+
+for (b in backends) test_that(paste0("gpu_cor(output =) equals gpu_cor() for every method, use, y and tile (", b, ")"), {
+  for (it in 1:14) {
+    seed <- 5000 + it
+    set.seed(seed)
+    n <- sample(c(1:4, 12, 30), 1)
+    p <- sample(c(1:3, 9, 23, 40), 1)
+    q <- sample(c(1, 5, 17), 1)
+    x <- matrix(rnorm(n * p), n, p)
+    if (it %% 3 == 0) x[sample(length(x), max(1, length(x) %/% 8))] <- NA
+    if (it %% 4 == 0) x[, 1] <- 1e8 + round(x[, 1])           # offset, ties
+    if (it %% 5 == 0 && p > 1) x[, 2] <- 3                     # constant column
+    y <- if (it %% 2 == 0) matrix(rnorm(n * q), n, q,
+                                  dimnames = list(NULL, paste0("y", seq_len(q))))
+    if (it %% 7 == 0) colnames(x) <- paste0("x", seq_len(p))
+    tile <- sample(c(0, 1, 3, 7), 1)
+    chunk <- list(NULL, c(1, 1), c(5, 3), c(1000, 2))[[it %% 4 + 1]]
+    for (method in c("pearson", "spearman", "kendall")) {
+      for (use in c("everything", "pairwise.complete.obs", "complete.obs")) {
+        f <- h5()
+        info <- sprintf("seed %d, %d x %d, q %s, %s, %s, tile %d, chunk %s", seed, n, p,
+                        if (is.null(y)) "-" else q, method, use, tile,
+                        paste(chunk, collapse = "x"))
+        with_opts(list(gpucor.cpu_tile = tile), {
+          ref <- tryCatch(withCallingHandlers(
+            gpu_cor(x, y, use, method, backend = b),
+            warning = function(w) invokeRestart("muffleWarning")),
+            error = function(e) e)
+          if (inherits(ref, "error")) {
+            expect_error(gpu_cor(x, y, use, method, backend = b,
+                                 output = gpu_hdf5(f, "r", chunkdim = chunk)),
+                         conditionMessage(ref), fixed = TRUE, info = info)
+            expect_false(file.exists(f), info = info)
+            next
+          }
+          w1 <- tryCatch(gpu_cor(x, y, use, method, backend = b),
+                         warning = conditionMessage)
+          w2 <- tryCatch(gpu_cor(x, y, use, method, backend = b,
+                                 output = gpu_hdf5(h5(), "r", chunkdim = chunk)),
+                         warning = conditionMessage)
+          if (is.character(w1)) expect_identical(w2, w1, info = info)
+          r <- suppressWarnings(gpu_cor(x, y, use, method, backend = b,
+                                        output = gpu_hdf5(f, "r", chunkdim = chunk)))
+        })
+        expect_s4_class(r, "HDF5Matrix")
+        expect_identical(back(r), ref, info = info)
+        unlink(f)
+      }
+    }
+  }
+})
+
+for (b in backends) test_that(paste0("the file's chunks, dimnames, float type and compression (", b, ")"), {
+  set.seed(11)
+  x <- matrix(rnorm(30 * 300), 30, 300, dimnames = list(NULL, sprintf("g%03d", 1:300)))
+  f <- h5()
+  r <- gpu_cor(x, output = gpu_hdf5(f, "a/b/cor"), backend = b)
+  expect_identical(back(r), gpu_cor(x, backend = b))
+  expect_identical(dimnames(r), list(colnames(x), colnames(x)))
+  # default: whole columns, 2^20 values a chunk at most
+  expect_identical(as.integer(HDF5Array::chunkdim(r)), c(300L, 300L))
+  r2 <- gpu_cor(x, output = gpu_hdf5(f, "c2", chunkdim = c(64, 10)), backend = b)
+  expect_identical(as.integer(HDF5Array::chunkdim(r2)), c(64L, 10L))
+  expect_identical(back(r2), back(r))
+  # float: each value rounded to single precision; NA stays NA (as NaN)
+  xn <- x[, 1:40]
+  xn[3, 5] <- NA
+  r3 <- gpu_cor(xn, output = gpu_hdf5(f, "f", type = "float"), backend = b)
+  ref <- gpu_cor(xn, backend = b)
+  v <- back(r3)
+  expect_identical(is.na(v), is.na(ref))
+  ok <- !is.na(ref)
+  expect_lte(max(abs(v[ok] - ref[ok]) / pmax(abs(ref[ok]), 2^-126)), 2^-24)
+  # compressed: same values, a smaller file for a compressible result
+  z <- cbind(x[, 1:2], matrix(rep(x[, 1], 200), 30))
+  f1 <- h5(); f2 <- h5()
+  a <- suppressWarnings(gpu_cor(z, output = gpu_hdf5(f1, "z"), backend = b))
+  bz <- suppressWarnings(gpu_cor(z, output = gpu_hdf5(f2, "z", level = 6), backend = b))
+  expect_identical(back(a), back(bz))
+  expect_lt(file.size(f2), file.size(f1) / 4)
+  # chunks of whole columns, several bands in flight, compressed in parallel
+  with_opts(list(gpucor.hdf5_buffer = 1), {
+    b2 <- gpu_cor(x, output = gpu_hdf5(f2, "z2", chunkdim = c(30000, 7), level = 1),
+                  backend = b)
+  })
+  expect_identical(back(b2), back(r))
+  # an existing file keeps its datasets
+  expect_setequal(rhdf5::h5ls(f)$name[rhdf5::h5ls(f)$otype == "H5I_DATASET" &
+                                        !grepl("dimnames", rhdf5::h5ls(f)$group)],
+                  c("cor", "c2", "f"))
+  unlink(c(f, f1, f2))
+})
+
+for (b in backends) test_that(paste0("gpu_dist(output =) writes the full matrix of every metric (", b, ")"), {
+  set.seed(21)
+  x <- matrix(rnorm(23 * 6), 23, 6, dimnames = list(paste0("r", 1:23), NULL))
+  x[4, 2] <- NA
+  x[7, ] <- x[6, ] + 1e-12                 # near duplicate rows
+  x[9, 3] <- Inf
+  for (m in c("euclidean", "maximum", "manhattan", "canberra", "binary", "minkowski",
+              "correlation", "abscorrelation", "spearman", "kendall", "cosine")) {
+    for (tile in c(0, 4)) {
+      f <- h5()
+      with_opts(list(gpucor.cpu_tile = tile), {
+        w1 <- tryCatch(gpu_dist(x, m, p = 3, backend = b), warning = conditionMessage)
+        w2 <- tryCatch(gpu_dist(x, m, p = 3, backend = b, output = gpu_hdf5(h5(), "d")),
+                       warning = conditionMessage)
+        ref <- suppressWarnings(as.matrix(gpu_dist(x, m, p = 3, backend = b)))
+        r <- suppressWarnings(gpu_dist(x, m, p = 3, backend = b,
+                                       output = gpu_hdf5(f, "d", chunkdim = c(5, 5))))
+      })
+      if (is.character(w1)) expect_identical(w2, w1, info = m)
+      expect_identical(back(r), ref, info = paste(m, tile))
+      unlink(f)
+    }
+  }
+  # one row, and no coordinate at all
+  f <- h5()
+  expect_identical(back(gpu_dist(x[1, , drop = FALSE], output = gpu_hdf5(f, "one"))),
+                   matrix(0, 1, 1, dimnames = list("r1", "r1")))
+  expect_identical(unname(back(gpu_dist(x[1:3, 0], output = gpu_hdf5(f, "none")))),
+                   unname(as.matrix(dist(x[1:3, 0]))))
+  unlink(f)
+  expect_error(gpu_dist(x, "correlation", backend = "gpu", output = gpu_hdf5(h5(), "d")),
+               "CPU engine only")
+})
+
+test_that("a failed write leaves no dataset, and no file it created", {
+  set.seed(31)
+  x <- matrix(rnorm(20 * 200), 20, 200)
+  # the writer fails after two bands
+  f <- h5()
+  Sys.setenv(GPUCOR_TEST_FILE_FAIL = "2")
+  on.exit(Sys.unsetenv("GPUCOR_TEST_FILE_FAIL"))
+  for (b in backends) {
+    expect_error(gpu_cor(x, backend = b, output = gpu_hdf5(f, "r", chunkdim = c(20, 9))),
+                 "writing 'r' in .* failed: an HDF5 write")
+    expect_false(file.exists(f))
+  }
+  Sys.unsetenv("GPUCOR_TEST_FILE_FAIL")
+  # in an existing file, the other datasets stay and nothing of 'r' is left
+  gpu_cor(x[, 1:5], output = gpu_hdf5(f, "keep"))
+  Sys.setenv(GPUCOR_TEST_FILE_FAIL = "0")
+  expect_error(gpu_dist(x, output = gpu_hdf5(f, "r", level = 2)), "failed")
+  Sys.unsetenv("GPUCOR_TEST_FILE_FAIL")
+  ls <- rhdf5::h5ls(f)
+  expect_false(any(grepl("^r", ls$name)))
+  expect_identical(back(HDF5Array::HDF5Array(f, "keep")), gpu_cor(x[, 1:5]))
+  # a path that cannot be written, a dataset that exists, a file that is not HDF5
+  expect_error(gpu_cor(x, output = gpu_hdf5(file.path(f, "sub.h5"), "r")), "cannot be created")
+  expect_error(gpu_cor(x[, 1:5], output = gpu_hdf5(f, "keep")), "dataset of that name")
+  txt <- tempfile()
+  writeLines("not hdf5", txt)
+  expect_error(gpu_cor(x, output = gpu_hdf5(txt, "r")), "not an HDF5 file")
+  expect_identical(readLines(txt), "not hdf5")
+  unlink(c(f, txt))
+})
+
+test_that("a full disk is a clear error and leaves no file", {
+  # a 2 MiB tmpfs: root, and a system that lets it mount one (else skip)
+  skip_on_os(c("windows", "mac"))
+  d <- tempfile("small")
+  dir.create(d)
+  on.exit(unlink(d, recursive = TRUE))
+  ok <- suppressWarnings(system2("mount", c("-t", "tmpfs", "-o", "size=2m", "tmpfs", d),
+                                 stdout = FALSE, stderr = FALSE)) == 0
+  skip_if(!ok, "cannot mount a small tmpfs here")
+  on.exit(system2("umount", d), add = TRUE, after = FALSE)
+  set.seed(41)
+  x <- matrix(rnorm(30 * 1000), 30)                  # an 8 MB result
+  f <- file.path(d, "full.h5")
+  expect_error(gpu_cor(x, output = gpu_hdf5(f, "r")),
+               "writing 'r' in .* failed: an HDF5 write: No space left on device")
+  expect_false(file.exists(f))
+  # an existing file keeps its dataset, and gets none of the failed one
+  gpu_cor(x[, 1:10], output = gpu_hdf5(f, "keep"))
+  expect_error(gpu_cor(x, output = gpu_hdf5(f, "big", level = 1)), "No space left")
+  expect_false(any(grepl("^big", rhdf5::h5ls(f)$name)))
+  expect_identical(back(HDF5Array::HDF5Array(f, "keep")), gpu_cor(x[, 1:10]))
+})
