@@ -6,7 +6,7 @@
 #     bash bench/device.sh [tests] [sanitize] [racecheck] [bench] [bench-<part>]
 #                          [identical] [compare] [big] [interrupt] [smoke]
 #                          [devices] [profile] [edges|paths|hclust|wgcna]
-#                          [dist-blocks]
+#                          [dist-blocks] [hdf5] [hdf5-peer]
 #                          [<file>-tests] [sanitize-<file>]
 #   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all;
 #   compare times the GPU cases of bench/compare_case.R with the build of
@@ -198,6 +198,15 @@ profile)
 dist-blocks)
   # gpu_dist()'s block reading on the GPU (bench/dist_blocks_smoke.R)
   Rscript bench/dist_blocks_smoke.R 2>&1 | tee "$OUT/dist-blocks.log" | tail -12 ;;
+hdf5|hdf5-peer)
+  # gpu_cor(output = gpu_hdf5()) against dd and the peer (bench/hdf5.R);
+  # needs HDF5: carry .rbundle-h and source its hdf5-env.sh first
+  export GPUCOR_BENCH_DIR=${GPUCOR_BENCH_DIR:-/tmp/h5bench}; mkdir -p "$GPUCOR_BENCH_DIR"
+  df -h "$GPUCOR_BENCH_DIR" | tail -1
+  parts="write readback dd"; [ "$w" = hdf5-peer ] && parts="peer"
+  for part in $parts; do
+    Rscript bench/hdf5.R "$part" 2>&1 | tee -a "$OUT/hdf5.log" | grep -v "^gpu_cor:" | tail -12
+  done ;;
 smoke)
   Rscript bench/na_smoke.R 2>&1 | tee "$OUT/smoke.log" | tail -70 ;;
 bench|bench-*)
