@@ -59,6 +59,8 @@ struct gc_file {
     size_t *queue, qhead, qtail; /* complete bands, for the writer */
     size_t live, queued;         /* bytes of bands allocated / queued */
     size_t written;              /* bands written */
+    void **spare;                /* band buffers written, kept for reuse */
+    size_t nspare, maxspare;
     int done, failed;
     char err[384];
     pthread_mutex_t mu;
@@ -182,6 +184,14 @@ static void *writer_main(void *arg)
         }
         pthread_mutex_lock(&f->mu);
         for (int b = 0; b < nb; b++) {
+            /* fresh memory costs page faults: keep the buffer for the
+             * next band (counted as live) */
+            if (f->nspare < f->maxspare) {
+                f->spare[f->nspare++] = f->band[ks[b]];
+                f->queued -= f->band_bytes;
+                f->band[ks[b]] = NULL;
+                continue;
+            }
             free(f->band[ks[b]]);
             f->band[ks[b]] = NULL;
             f->live -= f->band_bytes;
@@ -200,6 +210,8 @@ static void free_file(gc_file *f)
 {
     if (f->band)
         for (size_t k = 0; k < f->nband; k++) free(f->band[k]);
+    for (size_t k = 0; k < f->nspare; k++) free(f->spare[k]);
+    free(f->spare);
     free(f->band);
     free(f->filled);
     free(f->queue);
@@ -256,9 +268,12 @@ int gc_file_open(const gc_file_spec *spec, gc_file **out, char *msg, size_t msgc
     f->band = calloc(f->nband + 1, sizeof *f->band);
     f->filled = calloc(f->nband + 1, sizeof *f->filled);
     f->queue = calloc(f->nband + 1, sizeof *f->queue);
+    f->maxspare = f->band_bytes ? spec->cap / f->band_bytes : 0;
+    if (f->maxspare > f->nband) f->maxspare = f->nband;
+    f->spare = calloc(f->maxspare + 1, sizeof *f->spare);
     size_t nl = strlen(spec->name);
     f->tmpname = malloc(nl + 16);
-    if (!f->band || !f->filled || !f->queue || !f->tmpname) {
+    if (!f->band || !f->filled || !f->queue || !f->tmpname || !f->spare) {
         free_file(f);
         snprintf(msg, msgcap, "out of memory");
         return GPUCOR_ERR_ALLOC;
@@ -339,14 +354,21 @@ int gc_file_failed(gc_file *f)
 static void *band_of(gc_file *f, size_t k)
 {
     pthread_mutex_lock(&f->mu);
-    while (!f->band[k] && !f->failed && f->queued > 0 &&
+    while (!f->band[k] && !f->failed && !f->nspare && f->queued > 0 &&
            f->live + f->band_bytes > f->s.cap)
         pthread_cond_wait(&f->space, &f->mu);
     if (!f->band[k] && !f->failed) {
-        /* padded to whole chunks: the pad is written, so it is zero */
-        f->band[k] = calloc(1, f->band_bytes);
-        if (f->band[k]) f->live += f->band_bytes;
-        else { errno = ENOMEM; fail(f, "allocating a band"); }
+        if (f->nspare) {
+            f->band[k] = f->spare[--f->nspare];   /* live already */
+        } else {
+            f->band[k] = malloc(f->band_bytes);
+            if (f->band[k]) f->live += f->band_bytes;
+            else { errno = ENOMEM; fail(f, "allocating a band"); }
+        }
+        /* padded to a whole chunk: the pad is written too, as zeros */
+        size_t used = f->s.p * band_w(f, k) * f->esz;
+        if (f->band[k] && used < f->band_bytes)
+            memset((char *) f->band[k] + used, 0, f->band_bytes - used);
     }
     void *b = f->failed ? NULL : f->band[k];
     pthread_mutex_unlock(&f->mu);
@@ -383,10 +405,22 @@ void gc_file_put(gc_file *f, const void *val, size_t ld, int is_float, double sc
 {
     size_t j1 = j0 + nj, p = f->s.p;
     int diag_block = f->s.symmetric && i0 == j0 && !transposed;
+    int plain = !diag_block && !transposed && !is_float && !f->s.out_float &&
+                epi == EPI_IDENTITY && scale == 1.0 &&
+                (!f->s.zero_diag || i0 >= j0 + nj || j0 >= i0 + ni);
     for (size_t c = j0; c < j1;) {
         size_t k = c / f->s.cc, cend = (k + 1) * f->s.cc < j1 ? (k + 1) * f->s.cc : j1;
         char *band = band_of(f, k);
         if (!band) return;
+        if (plain) {
+            /* whole stretches of columns, as they are (the GPU's panels) */
+            for (size_t j = c; j < cend; j++)
+                memcpy(band + ((j - k * f->s.cc) * p + i0) * sizeof(double),
+                       (const double *) val + (j - j0) * ld, ni * sizeof(double));
+            band_done(f, k, ni * (cend - c));
+            c = cend;
+            continue;
+        }
         for (size_t j = c; j < cend; j++) {
             size_t b = j - j0, col = (j - k * f->s.cc) * p;
             for (size_t a = 0; a < ni; a++) {
