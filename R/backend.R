@@ -66,6 +66,10 @@ gpu_info <- function() {
 #'     one thread: OpenMP's threads do not survive `fork()`, and more would
 #'     hang.  With option `gpucor.profile = TRUE` a CPU result carries the
 #'     number of threads that ran as attribute `"threads"`.}
+#'   \item{`gpucor.hdf5_buffer`}{Bytes of finished column bands that may
+#'     wait for the writer of a [gpu_hdf5()] output before the engine waits
+#'     (a size as for `gpucor.gpu_memory`; default 512 MiB).  The engine's
+#'     bands are kept for reuse up to this much.}
 #'   \item{`gpucor.memory_guard`}{Before a result is allocated, its size (and
 #'     the engine's working copy of the input) is compared with the memory
 #'     available (`MemAvailable` in `/proc/meminfo`, on Linux), and the call

@@ -113,7 +113,7 @@ print.gpucor_hdf5 <- function(x, ...) {
   chunk <- pmax(1, pmin(chunk, c(max(p, 1), max(q, 1))))
   list(path = output$path, name = output$name, chunk = as.double(chunk),
        level = output$level, float = output$float,
-       cap = as.double(getOption("gpucor.hdf5_buffer", 2^29)))
+       cap = as.double(.opt("gpucor.hdf5_buffer")))
 }
 
 # After the engine wrote the dataset: its dimnames beside it, and the

@@ -49,6 +49,9 @@
   gpucor.progress = list(default = TRUE, accepts = "TRUE or FALSE", parse = .flag_opt),
   gpucor.profile = list(default = FALSE, accepts = "TRUE or FALSE", parse = .flag_opt),
   gpucor.memory_guard = list(default = TRUE, accepts = "TRUE or FALSE", parse = .flag_opt),
+  gpucor.hdf5_buffer = list(default = 2^29, accepts = paste(
+    "a non-negative number of bytes or a size string such as \"256 MiB\""),
+    parse = .parse_size),
   gpucor.verbose = list(default = FALSE, accepts = "TRUE or FALSE", parse = .flag_opt))
 
 # The value of option 'name', validated; its default when unset.

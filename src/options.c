@@ -9,14 +9,15 @@
 #include "gpucor.h"
 #include "status.h"
 
-static SEXP field(SEXP list, const char *name)
+SEXP gpucor_field(SEXP list, const char *name)
 {
     SEXP names = getAttrib(list, R_NamesSymbol);
     for (R_xlen_t k = 0; k < XLENGTH(list); k++)
         if (!strcmp(CHAR(STRING_ELT(names, k)), name)) return VECTOR_ELT(list, k);
-    error("internal error: engine option '%s' missing", name);
+    error("internal error: field '%s' missing", name);
     return R_NilValue;
 }
+#define field gpucor_field
 
 static int flag(SEXP list, const char *name)
 {

@@ -17,14 +17,7 @@ static int file_interrupted(void)
     return (active && gc_file_failed(active)) || gpucor_interrupted();
 }
 
-static SEXP field(SEXP list, const char *name)
-{
-    SEXP names = getAttrib(list, R_NamesSymbol);
-    for (R_xlen_t k = 0; k < XLENGTH(list); k++)
-        if (!strcmp(CHAR(STRING_ELT(names, k)), name)) return VECTOR_ELT(list, k);
-    error("internal error: output field '%s' missing", name);
-    return R_NilValue;
-}
+#define field gpucor_field
 
 gc_file *gpucor_file_open(SEXP spec, size_t p, size_t q, int symmetric, int zero_diag,
                           const gc_opts *o, gc_sink *sink, gc_host *host, const char *what)

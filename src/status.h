@@ -21,6 +21,8 @@ void gpucor_threads_init(void);
 /* options.c: the engine options from R's named list (.engine_opts()), and
  * the host hooks of an engine call (pr is the progress bar they drive). */
 void gpucor_opts(SEXP list, gc_opts *o);
+/* The element 'name' of a named list from R (an internal error if none). */
+SEXP gpucor_field(SEXP list, const char *name);
 void gpucor_host_init(gc_host *h, const gc_opts *o, gpucor_progress *pr);
 /* With option gpucor.profile: the GPU's stage times (waiting for the
  * device, committing into R memory, total) as attribute "timing", and the
