@@ -240,7 +240,7 @@ static int finish_hdf5(gc_file *f, int keep)
          * finds room).  A close that fails anyway (a file-size limit,
          * EFBIG, or a full disk under an existing file) leaves an
          * identifier HDF5 1.10 cannot free, and its exit handler may crash
-         * on it (README: known issues). */
+         * on it (NEWS.md says so). */
         if (H5Fclose(f->fid) < 0) bad = 1;
         f->fid = -1;
     }
