@@ -142,13 +142,14 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
 
 # The engine's packed distances between the rows of the double matrix x
 # (with its attributes "sd0", "nonfinite", and under profiling "timing" and
-# "threads"), on the backend chosen.
-.dist_run <- function(x, m, p, backend, precision, devices, verbose) {
+# "threads"), on the backend chosen; with 'file' (.hdf5_spec()) the full
+# matrix goes there instead, and TRUE with those attributes comes back.
+.dist_run <- function(x, m, p, backend, precision, devices, verbose, file = NULL) {
   done <- FALSE
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
   t0 <- proc.time()[["elapsed"]]
   d <- .Call(C_gpucor_dist, x, m, as.double(p), .engine_opts(backend, precision, verbose, devices),
-             NULL)
+             file)
   done <- TRUE
   if (verbose)
     .engine_report("gpu_dist", attr(d, "threads"), precision, proc.time()[["elapsed"]] - t0,
@@ -167,17 +168,8 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
            "only: use backend = \"cpu\" or \"auto\"")
     backend <- "cpu"
   }
-  backend <- .dist_backend(backend, x, m)
-  n <- nrow(x)
-  done <- FALSE
-  if (backend == "gpu") on.exit(if (!done) .gpu_forget())
-  t0 <- proc.time()[["elapsed"]]
-  d <- .Call(C_gpucor_dist, x, m, as.double(p), .engine_opts(backend, precision, verbose, devices),
-             .hdf5_spec(output, n, n))
-  done <- TRUE
-  if (verbose)
-    .engine_report("gpu_dist", attr(d, "threads"), precision, proc.time()[["elapsed"]] - t0,
-                   devices)
+  d <- .dist_run(x, m, p, .dist_backend(backend, x, m), precision, devices, verbose,
+                 .hdf5_spec(output, nrow(x), nrow(x)))
   labels <- rownames(x)
   r <- .hdf5_result(output, if (!is.null(labels)) list(labels, labels))
   if (isTRUE(attr(d, "nonfinite"))) warning("treating non-finite values as NA")

@@ -16,6 +16,8 @@
 #define GPUCOR_ENGINE_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 #include <math.h>
 #include "../gpucor.h"
 #include "layout.h"
@@ -208,6 +210,14 @@ void gc_copy_out(double *dst, const void *src, size_t count, int is_float,
 
 /* Bits of the float NaN that stands for NA in single-precision output. */
 #define GPUCOR_FLOAT_NA_BITS 0x7fc007a2u
+/* Whether a float of single-precision output is that NA (R's NA when
+ * widened; other NaNs stay NaN). */
+static inline int gc_float_is_na(float v)
+{
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    return bits == GPUCOR_FLOAT_NA_BITS;
+}
 
 /* ---- the panel planner (plan.c) ------------------------------------------ */
 /* Panels of result columns [j0, j0 + w): 'ncols' columns in all, each

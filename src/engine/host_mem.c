@@ -42,12 +42,8 @@ static void copy_range(double *dst, const void *src, size_t lo, size_t hi,
     }
     /* the float NA marker becomes R's NA, other NaNs stay NaN */
     const float *s = (const float *) src;
-    for (size_t k = lo; k < hi; k++) {
-        uint32_t bits;
-        memcpy(&bits, s + k, sizeof bits);
-        dst[k] = bits == GPUCOR_FLOAT_NA_BITS ? gpucor_na_real
-                                              : (double) s[k] * scale;
-    }
+    for (size_t k = lo; k < hi; k++)
+        dst[k] = gc_float_is_na(s[k]) ? gpucor_na_real : (double) s[k] * scale;
 }
 
 void gc_copy_out(double *dst, const void *src, size_t count, int is_float,

@@ -93,14 +93,13 @@ static size_t band_w(const gc_file *f, size_t k)
     return f->s.q - j0 < f->s.cc ? f->s.q - j0 : f->s.cc;
 }
 
-static int write_band(gc_file *f, size_t k, const void *buf, size_t len, int compressed)
+static int write_band(gc_file *f, size_t k, const void *buf, size_t len)
 {
     hsize_t off[2] = {(hsize_t) (k * f->s.cc), 0};
     errno = 0;
     if (f->direct) {
-        uint32_t mask = 0;
-        (void) compressed;
-        return H5Dwrite_chunk(f->did, H5P_DEFAULT, mask, off, len, buf) < 0 ? -1 : 0;
+        /* filter mask 0: the dataset's filters applied (deflate, or none) */
+        return H5Dwrite_chunk(f->did, H5P_DEFAULT, 0, off, len, buf) < 0 ? -1 : 0;
     }
     hsize_t cnt[2] = {(hsize_t) band_w(f, k), (hsize_t) f->s.p};
     hid_t fs = H5Dget_space(f->did), ms = H5Screate_simple(2, cnt, NULL);
@@ -171,7 +170,7 @@ static void *writer_main(void *arg)
                 if (f->fail_after >= 0 && f->written + (size_t) b >= (size_t) f->fail_after) {
                     errno = 0;   /* tests: a write that fails (GPUCOR_TEST_FILE_FAIL) */
                     failed = 1;
-                } else if (write_band(f, ks[b], src, zl[b], zb[b] != NULL) < 0) {
+                } else if (write_band(f, ks[b], src, zl[b]) < 0) {
                     failed = 1;
                 }
             }
@@ -391,12 +390,7 @@ static inline double value_at(const void *val, size_t idx, int is_float)
 {
     if (!is_float) return ((const double *) val)[idx];
     float v = ((const float *) val)[idx];
-    if (v != v) {
-        uint32_t bits;
-        memcpy(&bits, &v, sizeof bits);
-        return bits == GPUCOR_FLOAT_NA_BITS ? gpucor_na_real : (double) v;
-    }
-    return (double) v;
+    return gc_float_is_na(v) ? gpucor_na_real : (double) v;
 }
 
 void gc_file_put(gc_file *f, const void *val, size_t ld, int is_float, double scale,
