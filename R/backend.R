@@ -196,7 +196,7 @@ NULL
 # tile side (0 = automatic; for tests), the progress bar, and stage timing
 # (bench/gpu.R reads it from attribute "timing").
 .engine_opts <- function(backend, precision, verbose = FALSE,
-                         devices = .opt("gpucor.devices")) {
+                         devices = .opt("gpucor.devices"), cols = NULL) {
   list(gpu = backend == "gpu",
        devices = devices,
        single = precision == "single",
@@ -204,6 +204,9 @@ NULL
        gpu_memory = .opt("gpucor.gpu_memory"),
        gpu_panel = .opt("gpucor.gpu_slab"),
        cpu_tile = .opt("gpucor.cpu_tile"),
+       # a BiocParallel worker's share: the tiles or panels whose first
+       # column (0-based) is in [cols[1], cols[2])
+       cols = if (!is.null(cols)) as.double(cols),
        progress = .opt("gpucor.progress") && interactive(),
        # verbose reads the engine's team size from the profiling attributes
        profile = .opt("gpucor.profile") || verbose)

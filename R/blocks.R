@@ -273,8 +273,7 @@
   nw <- BiocParallel::bpnworkers(BPPARAM)
   ng <- min(nw, nrow(tiles))
   groups <- split(seq_len(nrow(tiles)), (seq_len(nrow(tiles)) - 1L) %% ng)
-  devs <- if (identical(devices, "all")) seq_len(max(1L, gpu_info()$device_count)) - 1L
-          else devices
+  devs <- .bp_devices(devices)
   jobs <- lapply(seq_along(groups), function(g)
     list(tiles = tiles[groups[[g]], , drop = FALSE],
          device = devs[(g - 1L) %% length(devs) + 1L]))
@@ -347,4 +346,63 @@
   }
   .blocked_cor(side(x, "x"), side(y, "y"), use, method, backend, match.arg(precision, c("double", "single")),
                devices, verbose, cov = cov, BPPARAM = BPPARAM)
+}
+
+# The GPUs BiocParallel's workers take in turn: worker g the ordinal
+# devs[(g - 1) %% length(devs) + 1] ("all": every visible one).
+.bp_devices <- function(devices)
+  if (identical(devices, "all")) seq_len(max(1L, gpu_info()$device_count)) - 1L else devices
+
+.bp_check <- function(BPPARAM) {
+  if (!requireNamespace("BiocParallel", quietly = TRUE))
+    stop("'BPPARAM' needs the BiocParallel package", call. = FALSE)
+  if (!inherits(BPPARAM, "BiocParallelParam"))
+    stop("'BPPARAM' must be NULL or a BiocParallel::BiocParallelParam", call. = FALSE)
+}
+
+# The workers' shares of a result of ncols columns, for the engine option
+# 'cols' (each runs the tiles or panels whose first column is in its
+# ranges, so that the shares cover the result once, whatever the engine's
+# tile or panel width): 2 x workers equal ranges, worker g taking ranges g
+# and 2 x workers + 1 - g -- the long and the short columns of a lower
+# triangle together, so that a symmetric result's CPU tiles balance as
+# the GPU's panels of whole columns do.  Each job: list(ranges, device).
+.bp_shares <- function(ncols, BPPARAM, devices) {
+  nw <- BiocParallel::bpnworkers(BPPARAM)
+  nch <- max(1L, min(2L * nw, ncols))
+  cuts <- round(seq(0, ncols, length.out = nch + 1L))
+  devs <- .bp_devices(devices)
+  lapply(seq_len(ceiling(nch / 2)), function(g)
+    list(ranges = lapply(unique(c(g, nch + 1L - g)), function(c) cuts[c:(c + 1L)]),
+         device = devs[(g - 1L) %% length(devs) + 1L]))
+}
+
+# .part(range, device, ...) for each range of each job, on the workers
+# (each with its share of the threads, no progress bar); the results of
+# every range, in one list.  (Dotted names: no argument in '...' matches
+# them partially.)
+.bp_share_run <- function(.jobs, .part, .bp, ...) {
+  threads <- max(1L, .threads() %/% BiocParallel::bpnworkers(.bp))
+  res <- BiocParallel::bplapply(.jobs, .bp_share_job, .part = .part, .nthreads = threads,
+                                ..., BPPARAM = .bp)
+  unlist(res, recursive = FALSE)
+}
+
+.bp_share_job <- function(.job, .part, .nthreads, ...) {
+  old <- options(gpucor.threads = .nthreads, gpucor.progress = FALSE)
+  on.exit(options(old))
+  lapply(.job$ranges, function(r) .part(r, .job$device, ...))
+}
+
+# verbose = TRUE with BPPARAM: what ran where.
+.bp_report <- function(fun, npass, njobs, backend, devices, BPPARAM, seconds) {
+  th <- max(1L, .threads() %/% BiocParallel::bpnworkers(BPPARAM))
+  devs <- .bp_devices(devices)
+  where <- if (backend == "gpu")
+    sprintf("GPU engine, GPU %s", paste(devs[(seq_len(njobs) - 1L) %% length(devs) + 1L],
+                                        collapse = ", "))
+  else sprintf("CPU engine, %d thread%s each", th, if (th == 1L) "" else "s")
+  message(sprintf("%s: %d pass%s on %d BiocParallel worker%s (%s), %.3f s", fun, npass,
+                  if (npass == 1L) "" else "es", njobs, if (njobs == 1L) "" else "s",
+                  where, seconds))
 }

@@ -63,6 +63,17 @@
 #' @param format `"data.frame"` or `"sparse"`.
 #' @param backend,precision,devices,verbose as for [gpu_cor()].
 #' @param assay for a `SummarizedExperiment`, which assay.
+#' @param BPPARAM `NULL` (default), or a `BiocParallel::BiocParallelParam`:
+#'   the result's columns are shared among its workers (2 ranges each, so
+#'   that a triangle's long and short columns balance); each worker runs
+#'   the engine on the tiles or panels whose first column is in its ranges,
+#'   with the GPU `devices[(i - 1) %% length(devices) + 1]` (`devices = "all"`:
+#'   every visible one in turn) or its share of the CPU threads.  Each pass
+#'   of the selection (the FDR's and the density's histograms, the
+#'   collecting pass, the heaps of `top_k`) is made by the workers and
+#'   added up in the main process, which takes every decision as without
+#'   `BPPARAM`: the same edges, p-values and adjusted p-values.  The input is
+#'   sent to the workers once per pass.
 #' @return With `format = "data.frame"`: one row per kept pair, sorted by
 #'   `row` then `col`, with columns `row`, `col` (column indices of `x`
 #'   and of `y`, or of `x` with `row < col`), `cor`, then `n` (the pair's
@@ -87,11 +98,13 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
                           backend = getOption("gpucor.backend", "auto"),
                           precision = c("double", "single"),
                           devices = getOption("gpucor.devices", 0L),
-                          verbose = getOption("gpucor.verbose", FALSE), assay = 1L) {
+                          verbose = getOption("gpucor.verbose", FALSE), assay = 1L,
+                          BPPARAM = NULL) {
   verbose <- .check_verbose(verbose)
   devices <- .check_devices(devices)
   method <- match.arg(method)
   format <- match.arg(format)
+  if (!is.null(BPPARAM)) .bp_check(BPPARAM)
   precision <- match.arg(precision)
   if (!is.logical(absolute) || length(absolute) != 1L || is.na(absolute))
     stop("'absolute' must be TRUE or FALSE")
@@ -128,11 +141,27 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
   done <- FALSE
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
   t0 <- proc.time()[["elapsed"]]
-  r <- .Call(C_gpucor_edges, x, y, match(method, c("pearson", "spearman", "kendall", "bicor")),
-             inp$use, inp$rows, .engine_opts(backend, precision, verbose, devices),
-             c(crit, as.double(absolute), as.double(p_value)))
+  mcode <- match(method, c("pearson", "spearman", "kendall", "bicor"))
+  crit <- c(crit, as.double(absolute), as.double(p_value))
+  # with BPPARAM each of the driver's passes is made by the workers, each
+  # over its share of the columns (network.c)
+  npass <- 0L
+  pass <- if (!is.null(BPPARAM)) {
+    jobs <- .bp_shares(q, BPPARAM, devices)
+    function(spec) {
+      npass <<- npass + 1L
+      .bp_share_run(jobs, .bp_edges_part, BPPARAM, x = x, y = y, method = mcode,
+                    use = inp$use, rows = inp$rows, backend = backend,
+                    precision = precision, crit = crit, spec = spec)
+    }
+  }
+  r <- .Call(C_gpucor_edges, x, y, mcode, inp$use, inp$rows,
+             .engine_opts(backend, precision, verbose, devices), crit, pass)
   done <- TRUE
-  if (verbose)
+  if (verbose && !is.null(BPPARAM))
+    .bp_report("gpu_cor_edges", npass, length(jobs), backend, devices, BPPARAM,
+               proc.time()[["elapsed"]] - t0)
+  else if (verbose)
     .engine_report("gpu_cor_edges", attr(r, "threads"), precision,
                    proc.time()[["elapsed"]] - t0, devices)
   if (isTRUE(attr(r, "sd0"))) warning("the standard deviation is zero")
@@ -145,6 +174,12 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
   }
   out
 }
+
+# One pass (spec: network.c) over a worker's range of columns.
+.bp_edges_part <- function(range, device, x, y, method, use, rows, backend, precision,
+                           crit, spec)
+  .Call(C_gpucor_edges_pass, x, y, method, use, rows,
+        .engine_opts(backend, precision, FALSE, device, cols = range), crit, spec)
 
 # The criteria as c(threshold, top_k, density, fdr), NA where absent, after
 # the range checks.
@@ -209,6 +244,11 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
 #' @param p the power of the Minkowski distance.
 #' @param backend,precision,devices,verbose as for [gpu_dist()].
 #' @param assay for a `SummarizedExperiment`, which assay.
+#' @param BPPARAM `NULL` (default), or a `BiocParallel::BiocParallelParam`:
+#'   the rows are shared among its workers as [gpu_cor_edges()] shares its
+#'   columns; each worker finds every row's nearest among the rows of its
+#'   share, and the main process merges them (ties again to the smaller
+#'   index): the same neighbours as without `BPPARAM`.
 #' @return `list(index, distance)`: `nrow(x) x k` matrices, nearest first
 #'   (the shape of `BiocNeighbors::findKNN()`), with the row names of `x`
 #'   as row names.
@@ -224,11 +264,13 @@ gpu_knn <- function(x, k, method = c("euclidean", "manhattan", "maximum", "canbe
                     p = 2, backend = getOption("gpucor.backend", "auto"),
                     precision = c("double", "single"),
                     devices = getOption("gpucor.devices", 0L),
-                    verbose = getOption("gpucor.verbose", FALSE), assay = 1L) {
+                    verbose = getOption("gpucor.verbose", FALSE), assay = 1L,
+                    BPPARAM = NULL) {
   verbose <- .check_verbose(verbose)
   devices <- .check_devices(devices)
   method <- match.arg(method)
   precision <- match.arg(precision)
+  if (!is.null(BPPARAM)) .bp_check(BPPARAM)
   m <- match(method, .gpucor_dist_methods)
   if (m == 6L && (!is.numeric(p) || length(p) != 1L || !is.finite(p) || p <= 0))
     stop("distance(): invalid p")
@@ -246,10 +288,23 @@ gpu_knn <- function(x, k, method = c("euclidean", "manhattan", "maximum", "canbe
   done <- FALSE
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
   t0 <- proc.time()[["elapsed"]]
-  r <- .Call(C_gpucor_knn, x, m, as.double(p), as.double(k), m > 6L && anyNA(x),
-             .engine_opts(backend, precision, verbose, devices))
+  anyna <- m > 6L && anyNA(x)
+  # with BPPARAM the workers find each row's nearest among their shares of
+  # the columns, and these are merged here
+  parts <- NULL
+  if (!is.null(BPPARAM) && nrow(x) > 1L && ncol(x) > 0L) {
+    jobs <- .bp_shares(nrow(x), BPPARAM, devices)
+    parts <- .bp_share_run(jobs, .bp_knn_part, BPPARAM, x = x, m = m, p = as.double(p),
+                           k = as.double(k), anyna = anyna, backend = backend,
+                           precision = precision)
+  }
+  r <- .Call(C_gpucor_knn, x, m, as.double(p), as.double(k), anyna,
+             .engine_opts(backend, precision, verbose, devices), parts)
   done <- TRUE
-  if (verbose)
+  if (verbose && !is.null(parts))
+    .bp_report("gpu_knn", 1L, length(jobs), backend, devices, BPPARAM,
+               proc.time()[["elapsed"]] - t0)
+  else if (verbose)
     .engine_report("gpu_knn", attr(r, "threads"), precision, proc.time()[["elapsed"]] - t0,
                    devices)
   if (isTRUE(attr(r, "nonfinite"))) warning("treating non-finite values as NA")
@@ -260,3 +315,8 @@ gpu_knn <- function(x, k, method = c("euclidean", "manhattan", "maximum", "canbe
   if (!is.null(rn)) rownames(out$index) <- rownames(out$distance) <- rn
   out
 }
+
+# One worker's nearest neighbours among its range of columns.
+.bp_knn_part <- function(range, device, x, m, p, k, anyna, backend, precision)
+  .Call(C_gpucor_knn, x, m, p, k, anyna,
+        .engine_opts(backend, precision, FALSE, device, cols = range), NULL)

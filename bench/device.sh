@@ -6,7 +6,7 @@
 #     bash bench/device.sh [tests] [sanitize] [racecheck] [bench] [bench-<part>]
 #                          [identical] [compare] [big] [interrupt] [smoke]
 #                          [devices] [profile] [edges|paths|hclust|wgcna]
-#                          [dist-blocks] [hdf5] [hdf5-peer]
+#                          [dist-blocks] [hdf5] [hdf5-peer] [bp|bp-<part>]
 #                          [<file>-tests] [sanitize-<file>]
 #   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all;
 #   compare times the GPU cases of bench/compare_case.R with the build of
@@ -56,7 +56,7 @@ profile-edges)
   Rscript -e 'a <- commandArgs(TRUE); r <- as.data.frame(testthat::test_file(sprintf("tests/testthat/test-%s.R", a),
     package = "gpucor", load_package = "installed", reporter = "summary")); cat(sprintf("%s tests: %d passed, %d failed, %d skipped\n",
     a, sum(r$passed), sum(r$failed) + sum(r$error), sum(r$skipped)))' "$t" 2>&1 | tee "$OUT/$w.log" | tail -30 ;;
-sanitize-edges|sanitize-paths|sanitize-hclust|sanitize-wgcna|sanitize-devices)
+sanitize-edges|sanitize-paths|sanitize-hclust|sanitize-wgcna|sanitize-devices|sanitize-bpparam)
   # memcheck with leak check, then racecheck, over one test file
   t=${w#sanitize-}
   cat > /tmp/san-$t.R <<R
@@ -207,6 +207,11 @@ hdf5|hdf5-peer)
   for part in $parts; do
     Rscript bench/hdf5.R "$part" 2>&1 | tee -a "$OUT/hdf5.log" | grep -v "^gpu_cor:" | tail -12
   done ;;
+bp|bp-*)
+  # issue 14's BiocParallel table (bench/bp.R; bp-knn, bp-edges, bp-cpu: one
+  # part); needs BiocParallel: carry .rbundle-h as for hdf5
+  part=${w#bp}; part=${part#-}
+  Rscript bench/bp.R $part 2>&1 | tee "$OUT/bp.log" | tail -20 ;;
 smoke)
   Rscript bench/na_smoke.R 2>&1 | tee "$OUT/smoke.log" | tail -70 ;;
 bench|bench-*)

@@ -15,12 +15,15 @@ SEXP gpucor_sparse_cor(SEXP colptr, SEXP rowind, SEXP val, SEXP nrow, SEXP spear
 SEXP gpucor_progress_new(SEXP show);
 SEXP gpucor_progress_step(SEXP st, SEXP frac);
 SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
-                  SEXP crit);
+                  SEXP crit, SEXP pass);
+SEXP gpucor_edges_pass(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
+                       SEXP crit, SEXP spec);
 SEXP gpucor_apsp(SEXP w, SEXP size, SEXP weights, SEXP threshold, SEXP directed,
                  SEXP what, SEXP opts);
 SEXP gpucor_hclust(SEXP data, SEXP size, SEXP method, SEXP members, SEXP metric,
                    SEXP power, SEXP opts, SEXP inplace);
-SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts);
+SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
+                SEXP parts);
 SEXP gpucor_bicor_prep(SEXP x, SEXP params, SEXP opts);
 SEXP gpucor_bicor_pairs(SEXP x, SEXP fx, SEXP y, SEXP fy, SEXP params, SEXP r, SEXP opts);
 SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP params,
@@ -60,8 +63,9 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_dist, 5),
     CALLDEF(gpucor_progress_new, 1),
     CALLDEF(gpucor_progress_step, 2),
-    CALLDEF(gpucor_edges, 7),
-    CALLDEF(gpucor_knn, 6),
+    CALLDEF(gpucor_edges, 8),
+    CALLDEF(gpucor_edges_pass, 8),
+    CALLDEF(gpucor_knn, 7),
     CALLDEF(gpucor_apsp, 7),
     CALLDEF(gpucor_hclust, 8),
     CALLDEF(gpucor_bicor_prep, 3),

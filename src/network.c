@@ -103,8 +103,21 @@ static gc_ties *column_ties(const double *a, size_t nrow, size_t ncol, const int
     return t;
 }
 
-SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
-                  SEXP crit)
+/* ---- what a gpu_cor_edges() call, or a BiocParallel worker's pass of
+ * one, sets up from its arguments -------------------------------------- */
+typedef struct {
+    gc_opts o;
+    gpucor_progress pr;
+    gc_host host;
+    cor_pass_ctx rc;
+    pv_ctx pc;
+    gc_edges_job job;
+    size_t nobs;
+    int use;
+} edges_call;
+
+static void edges_setup(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
+                        SEXP crit, edges_call *e)
 {
     if (TYPEOF(x) != REALSXP || !isMatrix(x)) error("'x' must be a double matrix");
     if (!isNull(y) && (TYPEOF(y) != REALSXP || !isMatrix(y)))
@@ -126,17 +139,15 @@ SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
                 error("'rows' out of range");
     if (p > UINT32_MAX || q > UINT32_MAX) error("too many variables");
     const double *cr = REAL(crit);
-    gc_opts o;
-    gpucor_opts(opts, &o);
-    gpucor_progress pr;
-    gc_host host;
-    gpucor_host_init(&host, &o, &pr);
+    memset(e, 0, sizeof *e);
+    e->nobs = nobs;
+    e->use = u;
+    gpucor_opts(opts, &e->o);
+    gpucor_host_init(&e->host, &e->o, &e->pr);
 
-    cor_pass_ctx rc;
-    memset(&rc, 0, sizeof rc);
-    rc.in = (gc_cor_input) {REAL(x), isNull(y) ? NULL : REAL(y), n, p, q,
-                            isNull(rows) ? NULL : INTEGER(rows), nobs, m, u, cosine};
-    rc.host = &host;
+    e->rc.in = (gc_cor_input) {REAL(x), isNull(y) ? NULL : REAL(y), n, p, q,
+                               isNull(rows) ? NULL : INTEGER(rows), nobs, m, u, cosine};
+    e->rc.host = &e->host;
 
     int pairwise_na = 0;
     if (u == USE_PAIRWISE) {
@@ -147,55 +158,316 @@ SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
         const double *py = REAL(y);
         for (size_t k = 0; k < n * q && !pairwise_na; k++) pairwise_na = isnan(py[k]);
     }
-    pv_ctx pc;
-    memset(&pc, 0, sizeof pc);
-    pc.method = m;
-    pc.n = (double) nobs;
-    pc.nrow = n;
+    pv_ctx *pc = &e->pc;
+    pc->method = m;
+    pc->n = (double) nobs;
+    pc->nrow = n;
     if (pairwise_na) {
-        pc.words = (n + 63) / 64;
-        pc.mx = na_masks(REAL(x), n, p, pc.words);
-        pc.my = isNull(y) ? pc.mx : na_masks(REAL(y), n, q, pc.words);
+        pc->words = (n + 63) / 64;
+        pc->mx = na_masks(REAL(x), n, p, pc->words);
+        pc->my = isNull(y) ? pc->mx : na_masks(REAL(y), n, q, pc->words);
         if (m == COR_KENDALL) {
-            pc.x = REAL(x);
-            pc.y = isNull(y) ? REAL(x) : REAL(y);
-            int ns = o.nthreads > 0 ? o.nthreads : 1;
-            pc.scratch = (double *) R_alloc((size_t) ns * 2 * (n ? n : 1), sizeof(double));
+            pc->x = REAL(x);
+            pc->y = isNull(y) ? REAL(x) : REAL(y);
+            int ns = e->o.nthreads > 0 ? e->o.nthreads : 1;
+            pc->scratch = (double *) R_alloc((size_t) ns * 2 * (n ? n : 1), sizeof(double));
         }
     } else if (m == COR_KENDALL) {
         const int *rw = isNull(rows) ? NULL : INTEGER(rows);
-        pc.tx = column_ties(REAL(x), n, p, rw, nobs);
-        pc.ty = isNull(y) ? pc.tx : column_ties(REAL(y), n, q, rw, nobs);
+        pc->tx = column_ties(REAL(x), n, p, rw, nobs);
+        pc->ty = isNull(y) ? pc->tx : column_ties(REAL(y), n, q, rw, nobs);
     }
 
-    gc_edges_job job;
-    memset(&job, 0, sizeof job);
-    job.run = cor_pass;
-    job.run_ctx = &rc;
-    job.symmetric = isNull(y);
-    job.p = p;
-    job.q = q;
-    job.strength = cr[4] != 0 ? STRENGTH_ABS : STRENGTH_RAW;
-    job.nslots = o.nthreads > 0 ? o.nthreads : 1;
-    job.has_thr = !ISNAN(cr[0]);
-    job.thr = job.has_thr ? cr[0] : 0;
-    job.top_k = ISNAN(cr[1]) ? 0 : (size_t) cr[1];
-    job.density = ISNAN(cr[2]) ? 0 : cr[2];
-    job.fdr = ISNAN(cr[3]) ? 0 : cr[3];
-    job.want_p = cr[5] != 0;
-    job.common_n = !pairwise_na && m != COR_KENDALL;
-    job.pabs = pv_abs;
-    job.pvalue = pv_pair;
-    job.pctx = &pc;
+    gc_edges_job *job = &e->job;
+    job->run = cor_pass;
+    job->run_ctx = &e->rc;
+    job->symmetric = isNull(y);
+    job->p = p;
+    job->q = q;
+    job->strength = cr[4] != 0 ? STRENGTH_ABS : STRENGTH_RAW;
+    job->nslots = e->o.nthreads > 0 ? e->o.nthreads : 1;
+    job->has_thr = !ISNAN(cr[0]);
+    job->thr = job->has_thr ? cr[0] : 0;
+    job->top_k = ISNAN(cr[1]) ? 0 : (size_t) cr[1];
+    job->density = ISNAN(cr[2]) ? 0 : cr[2];
+    job->fdr = ISNAN(cr[3]) ? 0 : cr[3];
+    job->want_p = cr[5] != 0;
+    job->common_n = !pairwise_na && m != COR_KENDALL;
+    job->pabs = pv_abs;
+    job->pvalue = pv_pair;
+    job->pctx = pc;
+}
 
+/* whether a call has pairs to look at: with fewer than two observations
+ * every correlation is NA, and nothing is kept */
+static int edges_any(const edges_call *e)
+{
+    return e->nobs >= 2 && e->job.p > 0 && e->job.q > 0 && (e->job.p > 1 || !e->job.symmetric);
+}
+
+/* ---- passes on BiocParallel's workers (R/edges.R) -----------------------
+ * The driver (algo/edges.c) runs in the main process; each of its passes
+ * is made by the workers, each over its share of the result's columns
+ * (gpucor_edges_pass), and what they found is added to the main
+ * process's selecting sink: histograms and counts summed, pairs
+ * appended, heap entries offered to the heaps, so that every decision is
+ * the one-process driver's on the same pairs.  The pass is described to
+ * R as spec (below); R's function returns the workers' parts. */
+enum { SPEC_MODE, SPEC_PREFIX_HI, SPEC_PREFIX_LO, SPEC_BITS, SPEC_LOWER_HI, SPEC_LOWER_LO,
+       SPEC_K, SPEC_HAS_THR, SPEC_THR, SPEC_STRENGTH, SPEC_KEY, SPEC_LEN };
+
+static double hi32(uint64_t v) { return (double) (v >> 32); }
+static double lo32(uint64_t v) { return (double) (v & 0xffffffffu); }
+static uint64_t join32(double hi, double lo) { return ((uint64_t) hi << 32) | (uint64_t) lo; }
+
+typedef struct {
+    SEXP fn;             /* R: function(spec) -> list of the workers' parts */
+    int sd0;
+    int interrupted;
+    char err[400];
+} bp_ctx;
+
+typedef struct { SEXP call; } bp_eval;
+
+static SEXP bp_body(void *d)
+{
+    return eval(((bp_eval *) d)->call, R_GlobalEnv);
+}
+
+static SEXP bp_handler(SEXP cond, void *d)
+{
+    bp_ctx *c = d;
+    if (inherits(cond, "interrupt")) {
+        c->interrupted = 1;
+        snprintf(c->err, sizeof c->err, "interrupted");
+    } else {
+        SEXP m = isNewList(cond) && XLENGTH(cond) > 0 ? VECTOR_ELT(cond, 0) : R_NilValue;
+        snprintf(c->err, sizeof c->err, "a BiocParallel worker failed: %s",
+                 TYPEOF(m) == STRSXP && XLENGTH(m) > 0 ? CHAR(STRING_ELT(m, 0)) : "(no message)");
+    }
+    return R_NilValue;
+}
+
+/* part[[name]], or R_NilValue */
+static SEXP part_get(SEXP part, const char *name)
+{
+    SEXP nm = getAttrib(part, R_NamesSymbol);
+    for (R_xlen_t k = 0; k < XLENGTH(part); k++)
+        if (!strcmp(CHAR(STRING_ELT(nm, k)), name)) return VECTOR_ELT(part, k);
+    return R_NilValue;
+}
+
+/* adds one worker's part (gpucor_edges_pass's list) into s; nonzero: out
+ * of memory, or a malformed part */
+static int bp_merge(gc_select *s, SEXP part, int *sd0)
+{
+    if (!isNewList(part)) return 2;
+    SEXP hist = part_get(part, "hist"), counts = part_get(part, "counts");
+    SEXP pi = part_get(part, "i"), pj = part_get(part, "j"), pv = part_get(part, "v");
+    SEXP hlen = part_get(part, "hlen"), hp = part_get(part, "partner"),
+         hs = part_get(part, "s"), hv = part_get(part, "hv");
+    if (asLogical(part_get(part, "sd0")) == TRUE) *sd0 = 1;
+    if (TYPEOF(counts) != REALSXP || XLENGTH(counts) != 2) return 2;
+    s->above[0] += (uint64_t) REAL(counts)[0];
+    s->valid[0] += (uint64_t) REAL(counts)[1];
+    if ((s->mode & SEL_HIST) && s->hist) {
+        if (TYPEOF(hist) != REALSXP || (size_t) XLENGTH(hist) != SEL_NBINS) return 2;
+        for (size_t b = 0; b < SEL_NBINS; b++) s->hist[b] += (uint64_t) REAL(hist)[b];
+    }
+    if (s->mode & SEL_COLLECT) {
+        if (TYPEOF(pi) != INTSXP || TYPEOF(pj) != INTSXP || TYPEOF(pv) != REALSXP ||
+            XLENGTH(pj) != XLENGTH(pi) || XLENGTH(pv) != XLENGTH(pi))
+            return 2;
+        if (gc_select_reserve(s, s->cand[0].len + (size_t) XLENGTH(pi))) return 1;
+        for (R_xlen_t a = 0; a < XLENGTH(pi); a++)
+            if (gc_select_push(s, 0, REAL(pv)[a], (size_t) INTEGER(pi)[a],
+                               (size_t) INTEGER(pj)[a]))
+                return 1;
+    }
+    if ((s->mode & SEL_HEAPS) && s->k) {
+        if (TYPEOF(hlen) != INTSXP || (size_t) XLENGTH(hlen) != s->nvar ||
+            TYPEOF(hp) != INTSXP || TYPEOF(hs) != REALSXP || TYPEOF(hv) != REALSXP ||
+            (size_t) XLENGTH(hp) != s->nvar * s->k)
+            return 2;
+        for (size_t var = 0; var < s->nvar; var++)
+            for (size_t a = 0; a < (size_t) INTEGER(hlen)[var] && a < s->k; a++) {
+                size_t at = var * s->k + a;
+                gc_select_offer(s, var, REAL(hs)[at], REAL(hv)[at], (size_t) INTEGER(hp)[at]);
+            }
+    }
+    return 0;
+}
+
+static int bp_pass(void *ctx, const gc_sink *sink, char *msg, size_t msgcap)
+{
+    bp_ctx *c = ctx;
+    gc_select *s = sink->sel;
+    SEXP spec = PROTECT(allocVector(REALSXP, SPEC_LEN));
+    double *sp = REAL(spec);
+    sp[SPEC_MODE] = s->mode;
+    sp[SPEC_PREFIX_HI] = hi32(s->prefix);
+    sp[SPEC_PREFIX_LO] = lo32(s->prefix);
+    sp[SPEC_BITS] = s->prefix_bits;
+    sp[SPEC_LOWER_HI] = hi32(s->lower);
+    sp[SPEC_LOWER_LO] = lo32(s->lower);
+    sp[SPEC_K] = (double) s->k;
+    sp[SPEC_HAS_THR] = s->has_thr;
+    sp[SPEC_THR] = s->thr;
+    sp[SPEC_STRENGTH] = s->strength;
+    sp[SPEC_KEY] = s->key;
+    bp_eval ev = {PROTECT(lang2(c->fn, spec))};
+    SEXP conds = PROTECT(allocVector(STRSXP, 2));
+    SET_STRING_ELT(conds, 0, mkChar("error"));
+    SET_STRING_ELT(conds, 1, mkChar("interrupt"));
+    c->err[0] = '\0';
+    SEXP parts = PROTECT(R_tryCatch(bp_body, &ev, conds, bp_handler, c, NULL, NULL));
+    int status = GPUCOR_OK;
+    if (c->err[0]) {
+        status = c->interrupted ? GPUCOR_ERR_INTERRUPT : GPUCOR_ERR_INVALID;
+        snprintf(msg, msgcap, "%s", c->err);
+    } else if (!isNewList(parts)) {
+        status = GPUCOR_ERR_INVALID;
+        snprintf(msg, msgcap, "internal error: the workers' passes returned no list");
+    } else {
+        for (R_xlen_t k = 0; k < XLENGTH(parts) && status == GPUCOR_OK; k++) {
+            int r = bp_merge(s, VECTOR_ELT(parts, k), &c->sd0);
+            if (r == 1) {
+                status = GPUCOR_ERR_ALLOC;
+                snprintf(msg, msgcap, "out of host memory for the selected pairs");
+            } else if (r) {
+                status = GPUCOR_ERR_INVALID;
+                snprintf(msg, msgcap, "internal error: a worker's pass is malformed");
+            }
+        }
+    }
+    UNPROTECT(4);
+    return status;
+}
+
+/* One pass of the driver over this worker's share of the columns (the
+ * engine option 'cols'), as spec describes it: list(hist, counts =
+ * c(above, valid), i, j, v (the collected pairs, 0-based), hlen, partner,
+ * s, hv (the heaps, nvar x k), sd0). */
+SEXP gpucor_edges_pass(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
+                       SEXP crit, SEXP spec)
+{
+    edges_call e;
+    edges_setup(x, y, method, use, rows, opts, crit, &e);
+    if (TYPEOF(spec) != REALSXP || XLENGTH(spec) != SPEC_LEN) error("invalid pass");
+    const double *sp = REAL(spec);
+    gc_select s;
+    memset(&s, 0, sizeof s);
+    s.symmetric = e.job.symmetric;
+    s.p = e.job.p;
+    s.q = e.job.q;
+    s.strength = (int) sp[SPEC_STRENGTH];
+    s.key = (int) sp[SPEC_KEY];
+    s.pvalue = e.job.pvalue;
+    s.pctx = e.job.pctx;
+    int mode = (int) sp[SPEC_MODE];
+    s.k = (mode & SEL_HEAPS) ? (size_t) sp[SPEC_K] : 0;
+    gc_sink sink = {SINK_SELECT, EPI_IDENTITY, 0, s.p, s.q, NULL, &s};
+    if (gc_select_alloc(&s, e.job.nslots, (mode & SEL_HIST) != 0)) {
+        gc_select_free(&s);
+        error("gpu_cor_edges: out of host memory");
+    }
+    gc_select_reset(&s);
+    s.mode = mode;
+    s.prefix = join32(sp[SPEC_PREFIX_HI], sp[SPEC_PREFIX_LO]);
+    s.prefix_bits = (int) sp[SPEC_BITS];
+    s.lower = join32(sp[SPEC_LOWER_HI], sp[SPEC_LOWER_LO]);
+    s.has_thr = sp[SPEC_HAS_THR] != 0;
+    s.thr = sp[SPEC_THR];
+    char msg[512] = "";
+    int status = GPUCOR_OK;
+    if (edges_any(&e)) {
+        status = cor_pass(&e.rc, &sink, msg, sizeof msg);
+        if (status == GPUCOR_OK && s.failed) {
+            status = GPUCOR_ERR_ALLOC;
+            snprintf(msg, sizeof msg, "out of host memory for the selected pairs");
+        }
+    }
+    if (status != GPUCOR_OK) {
+        gc_select_free(&s);
+        gpucor_raise_msg(status, "gpu_cor_edges", msg);
+    }
+    const char *names[] = {"hist", "counts", "i", "j", "v", "hlen", "partner", "s", "hv",
+                           "sd0", ""};
+    SEXP ans = PROTECT(mkNamed(VECSXP, names));
+    uint64_t above, valid, *h = (uint64_t *) R_alloc(SEL_NBINS, sizeof *h);
+    gc_select_sum(&s, h, &above, &valid);
+    if (s.mode & SEL_HIST) {
+        SEXP hv = allocVector(REALSXP, SEL_NBINS);
+        SET_VECTOR_ELT(ans, 0, hv);
+        for (size_t b = 0; b < SEL_NBINS; b++) REAL(hv)[b] = (double) h[b];
+    }
+    SEXP counts = allocVector(REALSXP, 2);
+    SET_VECTOR_ELT(ans, 1, counts);
+    REAL(counts)[0] = (double) above;
+    REAL(counts)[1] = (double) valid;
+    if (s.mode & SEL_COLLECT) {
+        size_t total = 0;
+        for (int sl = 0; sl < s.nslots; sl++) total += s.cand[sl].len;
+        SEXP ri = allocVector(INTSXP, (R_xlen_t) total);
+        SET_VECTOR_ELT(ans, 2, ri);
+        SEXP rj = allocVector(INTSXP, (R_xlen_t) total);
+        SET_VECTOR_ELT(ans, 3, rj);
+        SEXP rv = allocVector(REALSXP, (R_xlen_t) total);
+        SET_VECTOR_ELT(ans, 4, rv);
+        size_t at = 0;
+        for (int sl = 0; sl < s.nslots; sl++)
+            for (size_t a = 0; a < s.cand[sl].len; a++, at++) {
+                INTEGER(ri)[at] = (int) s.cand[sl].v[a].i;
+                INTEGER(rj)[at] = (int) s.cand[sl].v[a].j;
+                REAL(rv)[at] = s.cand[sl].v[a].v;
+            }
+    }
+    if ((s.mode & SEL_HEAPS) && s.k) {
+        size_t len = s.nvar * s.k;
+        SEXP hl = allocVector(INTSXP, (R_xlen_t) s.nvar);
+        SET_VECTOR_ELT(ans, 5, hl);
+        SEXP hp = allocVector(INTSXP, (R_xlen_t) len);
+        SET_VECTOR_ELT(ans, 6, hp);
+        SEXP hs = allocVector(REALSXP, (R_xlen_t) len);
+        SET_VECTOR_ELT(ans, 7, hs);
+        SEXP hv = allocVector(REALSXP, (R_xlen_t) len);
+        SET_VECTOR_ELT(ans, 8, hv);
+        for (size_t var = 0; var < s.nvar; var++) {
+            INTEGER(hl)[var] = (int) s.hlen[var];
+            for (size_t a = 0; a < s.k; a++) {
+                size_t at = var * s.k + a;
+                int have = a < s.hlen[var];
+                INTEGER(hp)[at] = have ? (int) s.heap[at].partner : NA_INTEGER;
+                REAL(hs)[at] = have ? s.heap[at].s : NA_REAL;
+                REAL(hv)[at] = have ? s.heap[at].v : NA_REAL;
+            }
+        }
+    }
+    SET_VECTOR_ELT(ans, 9, ScalarLogical(e.rc.sd0 != 0));
+    gc_select_free(&s);
+    UNPROTECT(1);
+    return ans;
+}
+
+SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
+                  SEXP crit, SEXP pass)
+{
+    edges_call e;
+    edges_setup(x, y, method, use, rows, opts, crit, &e);
+    bp_ctx bc;
+    memset(&bc, 0, sizeof bc);
+    if (!isNull(pass)) {
+        if (!isFunction(pass)) error("invalid 'pass'");
+        bc.fn = pass;
+        e.job.run = bp_pass;
+        e.job.run_ctx = &bc;
+    }
+    const gc_opts *o = &e.o;
     gc_edges_out eo;
     char msg[512] = "";
     int status = GPUCOR_OK;
     memset(&eo, 0, sizeof eo);
-    /* with fewer than two observations every correlation is NA: nothing
-     * is kept */
-    if (nobs >= 2 && p > 0 && q > 0 && (p > 1 || !job.symmetric))
-        status = gc_edges_run(&job, &eo, msg, sizeof msg);
+    if (edges_any(&e)) status = gc_edges_run(&e.job, &eo, msg, sizeof msg);
     if (status != GPUCOR_OK) {
         gc_edges_free(&eo);
         gpucor_raise_msg(status, "gpu_cor_edges", msg);
@@ -213,7 +485,7 @@ SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
     SET_VECTOR_ELT(ans, 2, r_val);
     int *prow = INTEGER(r_row), *pcol = INTEGER(r_col);
     double *pval = REAL(r_val);
-    int nth = o.nthreads > 0 ? o.nthreads : 1;
+    int nth = o->nthreads > 0 ? o->nthreads : 1;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(static) if (ne > 65536)
 #endif
@@ -222,11 +494,11 @@ SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
         pcol[k] = (int) eo.col[k] + 1;
         pval[k] = eo.val[k];
     }
-    if (u == USE_PAIRWISE) {
+    if (e.use == USE_PAIRWISE) {
         SEXP r_n = allocVector(INTSXP, ne);
         SET_VECTOR_ELT(ans, 3, r_n);
         for (R_xlen_t k = 0; k < ne; k++)
-            INTEGER(r_n)[k] = (int) pair_n(&pc, eo.row[k], eo.col[k]);
+            INTEGER(r_n)[k] = (int) pair_n(&e.pc, eo.row[k], eo.col[k]);
     }
     if (eo.p) {
         SEXP r_p = allocVector(REALSXP, ne);
@@ -242,24 +514,28 @@ SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
         SET_VECTOR_ELT(ans, 5, r_a);
         memcpy(REAL(r_a), eo.adj, (size_t) ne * sizeof(double));
     }
-    if (o.profile) {
+    if (o->profile) {
         SEXP st = PROTECT(allocVector(REALSXP, 8)); nprot++;
         memcpy(REAL(st), eo.stage, sizeof eo.stage);
         setAttrib(ans, install("stages"), st);
     }
     gc_edges_free(&eo);
-    if (rc.sd0) setAttrib(ans, install("sd0"), ScalarLogical(TRUE));
-    if (rc.used) gpucor_set_threads(ans, &o, rc.used);
+    if (e.rc.sd0 || bc.sd0) setAttrib(ans, install("sd0"), ScalarLogical(TRUE));
+    if (e.rc.used) gpucor_set_threads(ans, o, e.rc.used);
     else {
-        gpucor_set_timing(ans, &o, host.seconds);
-        if (host.note[0]) warning("gpu_cor_edges: %s", host.note);
+        gpucor_set_timing(ans, o, e.host.seconds);
+        if (e.host.note[0]) warning("gpu_cor_edges: %s", e.host.note);
     }
     UNPROTECT(nprot);
     return ans;
 }
 
 /* ---- k nearest neighbours ---------------------------------------------- */
-SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts)
+/* parts: NULL, or the results of BiocParallel's workers, each of its
+ * share of the columns (R/edges.R): their neighbours are offered to the
+ * heaps instead of running the engine, and the flags kept. */
+SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
+                SEXP parts)
 {
     if (TYPEOF(x) != REALSXP || !isMatrix(x)) error("'x' must be a double matrix");
     int m = asInteger(method) - 1;
@@ -292,7 +568,25 @@ SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts)
         error("gpu_knn: out of host memory");
     }
     gc_select_reset(&s);
-    if (p > 0 && n > 1)
+    if (!isNull(parts)) {
+        const char *flag_name = m == DIST_BINARY ? "nonfinite" : "sd0";
+        for (R_xlen_t w = 0; w < XLENGTH(parts); w++) {
+            SEXP part = VECTOR_ELT(parts, w);
+            SEXP pi = VECTOR_ELT(part, 0), pd = VECTOR_ELT(part, 1);
+            if (TYPEOF(pi) != INTSXP || TYPEOF(pd) != REALSXP ||
+                (size_t) XLENGTH(pi) != n * k || (size_t) XLENGTH(pd) != n * k) {
+                gc_select_free(&s);
+                error("internal error: a worker's neighbours are malformed");
+            }
+            if (asLogical(getAttrib(part, install(flag_name))) == TRUE) flag = 1;
+            for (size_t i = 0; i < n; i++)
+                for (size_t a = 0; a < k && INTEGER(pi)[i + a * n] != NA_INTEGER; a++) {
+                    double d = REAL(pd)[i + a * n];
+                    gc_select_offer(&s, i, sel_strength(STRENGTH_NEG, d), d,
+                                    (size_t) INTEGER(pi)[i + a * n] - 1);
+                }
+        }
+    } else if (p > 0 && n > 1)
         status = gpucor_dist_engine(REAL(x), n, p, m, asReal(power), asLogical(anyna) == TRUE,
                                     &sink, &host, &flag, &used, msg, sizeof msg);
     if (status == GPUCOR_OK && s.failed) status = GPUCOR_ERR_ALLOC;

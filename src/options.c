@@ -55,6 +55,15 @@ void gpucor_opts(SEXP list, gc_opts *o)
         if (INTEGER(dev)[k] < 0) error("internal error: invalid GPU ordinal");
         o->devices[k] = INTEGER(dev)[k];
     }
+    /* a BiocParallel worker's columns c(from, to), 0-based, to exclusive */
+    SEXP cols = field(list, "cols");
+    if (!isNull(cols)) {
+        if (TYPEOF(cols) != REALSXP || XLENGTH(cols) != 2 || !(REAL(cols)[0] >= 0) ||
+            !(REAL(cols)[1] > REAL(cols)[0]))
+            error("internal error: invalid engine option 'cols'");
+        o->col0 = (size_t) REAL(cols)[0];
+        o->col1 = (size_t) REAL(cols)[1];
+    }
 }
 
 void gpucor_host_init(gc_host *h, const gc_opts *o, gpucor_progress *pr)

@@ -10,7 +10,6 @@
  * interactive sessions: progress.c).  Each
  * tile goes from the producer's fill() to the sink (engine/sink*.c).
  */
-#include <math.h>
 #include <stdlib.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -32,9 +31,24 @@ int cpu_tiles_run(size_t p, size_t q, int symmetric, size_t tile,
      * tile above the diagonal is its mirror's lower tile, transposed by
      * the sink (so each such pair is computed twice). */
     int full = sink->kind == SINK_FILE;
-    size_t ntiles = symmetric && !full ? nbi * (nbi + 1) / 2 : nbi * nbj;
+    int tri = symmetric && !full;   /* the lower block triangle only */
+    /* columns of tiles [b0, b1): a BiocParallel worker's share (those
+     * whose first column is in its range), else all; column bj holds the
+     * tiles cstart[bj - b0] .. of the enumeration (rows bj.. when tri) */
+    size_t b0, b1;
+    gc_share_blocks(host->opts->col0, host->opts->col1, tile, nbj, &b0, &b1);
+    size_t *cstart = malloc((b1 - b0 + 1) * sizeof *cstart);
+    if (!cstart) return GPUCOR_ERR_ALLOC;
+    cstart[0] = 0;
+    for (size_t b = b0; b < b1; b++)
+        cstart[b - b0 + 1] = cstart[b - b0] + (tri ? nbi - b : nbi);
+    size_t ntiles = cstart[b1 - b0];
     int stop = 0, failed = 0;
     size_t done = 0;   /* tiles finished, for the progress bar */
+    if (ntiles == 0) {
+        free(cstart);
+        return GPUCOR_OK;
+    }
     if (nthreads < 1) nthreads = 1;
     if ((size_t) nthreads > ntiles) nthreads = (int) ntiles;
     gc_sink_begin(sink);
@@ -78,18 +92,14 @@ int cpu_tiles_run(size_t p, size_t q, int symmetric, size_t tile,
                 stop = 1;
                 continue;
             }
-            size_t bi, bj;
-            if (symmetric && !full) {
-                /* t enumerates the lower block triangle row by row:
-                 * row bi starts at bi*(bi+1)/2. */
-                bi = (size_t) ((sqrt(8.0 * (double) t + 1.0) - 1.0) / 2.0);
-                while (bi * (bi + 1) / 2 > t) bi--;
-                while ((bi + 1) * (bi + 2) / 2 <= t) bi++;
-                bj = t - bi * (bi + 1) / 2;
-            } else {
-                bi = t % nbi;
-                bj = t / nbi;
+            /* the column of tile t: the last start <= t */
+            size_t lo = 0, hi = b1 - b0;
+            while (hi - lo > 1) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (cstart[mid] <= t) lo = mid; else hi = mid;
             }
+            size_t bj = b0 + lo;
+            size_t bi = (tri ? bj : 0) + (t - cstart[lo]);
             size_t i0 = bi * tile, j0 = bj * tile;
             size_t ni = p - i0 < tile ? p - i0 : tile;
             size_t nj = q - j0 < tile ? q - j0 : tile;
@@ -114,6 +124,7 @@ int cpu_tiles_run(size_t p, size_t q, int symmetric, size_t tile,
         free(buf);
         free(scratch);
     }
+    free(cstart);
     if (failed) return GPUCOR_ERR_ALLOC;
     if (stop) return GPUCOR_ERR_INTERRUPT;
     if (host->progress) host->progress(host->progress_ctx, 1.0);

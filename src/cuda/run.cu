@@ -38,6 +38,12 @@ int gc_cuda_plan(const gc_sink *sink, size_t ncols, size_t rows, size_t elt,
 {
     int whole = (how & GC_PLAN_WHOLE) != 0;
     size_t avail = gpucor_device_budget(host, used);
+    /* a share of the result (BiocParallel): every process must cut the
+     * same panels, so the free memory, which differs, does not choose
+     * them; the panels must still fit (checked below) */
+    int share = host->opts->col1 > 0;
+    size_t real_avail = avail;
+    if (share) avail = (size_t) -1 / 4;
     int narrow = whole && gc_cuda_select_topk(sink, elt);
     const char *env = getenv("GPUCOR_TEST_WIDE");   /* bench: "0" keeps 64 MiB panels */
     if (env && env[0] == '0') narrow = 0;
@@ -54,7 +60,15 @@ int gc_cuda_plan(const gc_sink *sink, size_t ncols, size_t rows, size_t elt,
     if (gc_plan_panels(ncols, col, stage, cap, avail, align, max_w,
                        host->opts->gpu_panel, pl)) {
         pl->narrow = narrow;
-        pl->split = (how & GC_PLAN_SPLIT) != 0;
+        pl->split = (how & GC_PLAN_SPLIT) != 0 && !share;
+        if (share && pl->w > 0 && col > real_avail / pl->w) {
+            snprintf(msg, msgcap, "out of GPU memory: %.1f MiB free for the panels "
+                     "of %.1f MiB that every BiocParallel worker cuts alike",
+                     real_avail / 1048576.0, (double) col * pl->w / 1048576.0);
+            return GPUCOR_ERR_ALLOC;
+        }
+        pl->col0 = host->opts->col0;
+        pl->col1 = host->opts->col1;
         /* one plan for every worker of the call */
         if (gc_worker_agree(pl) == GPUCOR_OK) return GPUCOR_OK;
         snprintf(msg, msgcap, "interrupted");

@@ -175,7 +175,10 @@ int gc_worker_stopped(void)
 int gc_worker_agree(gc_plan *pl)
 {
     gc_coord *co = self_tl ? self_tl->co : NULL;
-    if (!co) return GPUCOR_OK;
+    if (!co) {
+        gc_plan_share(pl);
+        return GPUCOR_OK;
+    }
     int me = self_tl->slot, status = GPUCOR_OK;
     pthread_mutex_lock(&co->mu);
     co->rank[me] = co->joined;
@@ -203,6 +206,7 @@ int gc_worker_agree(gc_plan *pl)
                 p.npanels = (p.ncols + w - 1) / w;
             }
         }
+        gc_plan_share(&p);
         co->todo = (long *) malloc((p.npanels + 1) * sizeof(long));
         co->owner = (int *) malloc((p.npanels + 1) * sizeof(int));
         if (!co->todo || !co->owner) {

@@ -49,6 +49,12 @@ typedef struct {
     int ndevices;        /* GPUs to use: devices[0 .. ndevices - 1] (CUDA
                             ordinals; one may repeat); 0: every visible one */
     int devices[16];
+    size_t col0, col1;   /* a BiocParallel worker's share of the result: only
+                            the tiles or panels whose first column is in
+                            [col0, col1) (col1 == 0: all of them); then the
+                            GPU's panels no longer depend on the device's
+                            free memory, so that every process cuts the
+                            same ones (plan.c) */
 } gc_opts;
 
 /* ---- what an engine call gets: the options, and hooks called between
@@ -233,12 +239,32 @@ typedef struct {
     int split;    /* GPU: a value does not depend on the panel width, so
                      several workers may cut narrower panels to share a
                      result of few panels (cuda/worker.cu) */
+    size_t first; /* panel s is panel first + s of the whole result's */
+    size_t col0, col1;   /* the share to keep (gc_opts); col1 == 0: all */
 } gc_plan;
 int gc_plan_panels(size_t ncols, size_t col_bytes, size_t stage_bytes,
                    size_t stage_cap, size_t avail, size_t align, size_t max_w,
                    size_t forced, gc_plan *pl);
 /* Columns [j0, j1) of panel s. */
 void gc_plan_range(const gc_plan *pl, size_t s, size_t *j0, size_t *j1);
+/* Keeps the panels whose first column is in [pl->col0, pl->col1) (when
+ * col1 > 0): first and npanels then count those only.  Call once the
+ * width is final. */
+void gc_plan_share(gc_plan *pl);
+/* The tiles or panels of a share: those of block width w whose first
+ * column, a multiple of w, is in [col0, col1): blocks [*b0, *b1) of
+ * nblocks (col1 == 0: all). */
+static inline void gc_share_blocks(size_t col0, size_t col1, size_t w,
+                                   size_t nblocks, size_t *b0, size_t *b1)
+{
+    *b0 = 0;
+    *b1 = nblocks;
+    if (col1 == 0 || w == 0) return;
+    *b0 = (col0 + w - 1) / w;
+    *b1 = (col1 + w - 1) / w;
+    if (*b1 > nblocks) *b1 = nblocks;
+    if (*b0 > *b1) *b0 = *b1;
+}
 
 #ifdef __cplusplus
 }

@@ -122,6 +122,11 @@ void gc_select_commit(const gc_sink *sink, const gc_tile *t, int nthreads);
 /* Sums of the slots: hist (SEL_NBINS), above and valid. */
 void gc_select_sum(const gc_select *s, uint64_t *hist, uint64_t *above,
                    uint64_t *valid);
+/* What another process's pass found (BiocParallel: network.c), added to
+ * this one's: a partner offered to variable var's heap, a collected pair
+ * into slot's candidates (nonzero: out of memory). */
+void gc_select_offer(gc_select *s, size_t var, double st, double v, size_t partner);
+int gc_select_push(gc_select *s, int slot, double v, size_t i, size_t j);
 /* Variable var's kept partners, strongest first (ties: smaller index);
  * returns how many (at most k).  Sorts the heap in place. */
 size_t gc_select_heap_sorted(gc_select *s, size_t var, const gc_hent **out);

@@ -156,6 +156,16 @@ static void heap_offer(gc_select *s, size_t var, double st, double v, size_t par
     __atomic_clear(lk, __ATOMIC_RELEASE);
 }
 
+void gc_select_offer(gc_select *s, size_t var, double st, double v, size_t partner)
+{
+    heap_offer(s, var, st, v, partner);
+}
+
+int gc_select_push(gc_select *s, int slot, double v, size_t i, size_t j)
+{
+    return push(s, slot, v, i, j);
+}
+
 void gc_select_tile(const gc_sink *sink, const gc_tile *t, int slot)
 {
     gc_select *s = sink->sel;

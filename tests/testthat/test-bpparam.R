@@ -89,3 +89,166 @@ test_that("a worker's tiles: its share of the threads only while it runs", {
   expect_identical(got[[2]]$zero_var, c(FALSE, TRUE, FALSE, FALSE))
   expect_identical(getOption("gpucor.threads"), 2L)
 })
+
+# ---- gpu_cor_edges() and gpu_knn() with BPPARAM: each worker runs the
+# engine on its share of the result's columns (the engine option 'cols'),
+# and the main process adds the shares up; the selection's decisions are
+# the one-process driver's, so the results are identical.
+
+# An input with the adversarial cases: ties, a constant column, a large
+# offset, near-duplicate columns, and (na > 0) NA.
+bp_input <- function(n, p, na = 0) {
+  x <- rmat(n, p, na = na, dimnames = list(NULL, sprintf("g%03d", seq_len(p))))
+  if (p >= 6) {
+    x[, 2] <- x[, 1] + stats::rnorm(n, sd = 0.2)          # a strong pair
+    x[, 3] <- round(x[, 3])                                  # ties
+    x[, 4] <- 1e8 + x[, 4]                                   # an offset
+    x[, 5] <- 3                                              # zero sd
+    x[, 6] <- x[, 2] * (1 + 1e-12)                           # a near duplicate
+  }
+  x
+}
+
+test_that("gpu_cor_edges(BPPARAM =): the edges, p-values and FDR of the call without it", {
+  skip_if_not_installed("BiocParallel")
+  info <- new_seed()
+  ps <- bp_params()
+  on.exit(BiocParallel::bpstop(ps$snow))
+  crits <- list(list(threshold = 0.3), list(top_k = 3), list(top_k = 40),
+                list(threshold = 0.2, top_k = 2), list(density = 0.02),
+                list(fdr = 0.2, p_value = TRUE), list(fdr = 1),
+                list(fdr = 0.3, top_k = 2), list(threshold = -0.1, absolute = FALSE))
+  for (b in test_backends()) for (k in 1:3) {
+    n <- sample(c(3, 12, 40), 1)
+    p <- sample(c(7, 23, 61), 1)
+    x <- bp_input(n, p, na = if (k == 3) 0.1 else 0)
+    y <- if (k == 2) bp_input(n, 9) else NULL
+    use <- if (k == 3) "pairwise.complete.obs" else "everything"
+    for (method in c("pearson", "spearman", "kendall", if (k != 3) "bicor"))
+      for (cr in crits) for (bpn in names(ps)) {
+        lab <- sprintf("%s, %s, n %d, p %d, y %s, %s, %s, %s", b, method, n, p,
+                       !is.null(y), use, paste(names(cr), cr, collapse = " "), bpn)
+        f <- function(bp) do.call(gpucor::gpu_cor_edges,
+                                  c(list(x, y, method = method, use = use, backend = b,
+                                         BPPARAM = bp), cr))
+        same_call(f, ps[[bpn]], paste(lab, info))
+      }
+  }
+})
+
+test_that("BPPARAM shares: many CPU tiles and GPU panels, more workers than columns, refined cuts", {
+  skip_if_not_installed("BiocParallel")
+  info <- new_seed()
+  snow <- BiocParallel::SnowParam(3)
+  BiocParallel::bpstart(snow)
+  on.exit(BiocParallel::bpstop(snow))
+  x <- bp_input(30, 50)
+  for (b in test_backends()) {
+    # small tiles and panels: shares cut through many of them
+    old <- options(gpucor.cpu_tile = 3L, gpucor.gpu_slab = 4L)
+    for (cr in list(list(fdr = 0.5), list(top_k = 4), list(density = 0.1)))
+      same_call(function(bp) do.call(gpucor::gpu_cor_edges,
+                                     c(list(x, backend = b, BPPARAM = bp), cr)),
+                snow, paste(b, names(cr), "small tiles", info))
+    same_call(function(bp) gpucor::gpu_knn(x, 4, backend = b, BPPARAM = bp), snow,
+              paste(b, "knn small tiles", info))
+    options(old)
+    # the histogram refined inside a bin (GPUCOR_TEST_BIN_LIMIT: the
+    # driver runs in the main process)
+    with_envvars(c(GPUCOR_TEST_BIN_LIMIT = "3"),
+                 same_call(function(bp) gpucor::gpu_cor_edges(x, fdr = 0.5, density = 0.3,
+                                                              backend = b, BPPARAM = bp),
+                           snow, paste(b, "refined", info)))
+    # fewer columns than shares, one column, no pair
+    for (pp in 1:3)
+      same_call(function(bp) gpucor::gpu_cor_edges(x[, seq_len(pp), drop = FALSE], top_k = 1,
+                                                   backend = b, BPPARAM = bp),
+                snow, paste(b, "p =", pp, info))
+    same_call(function(bp) gpucor::gpu_knn(x[1:2, ], 1, backend = b, BPPARAM = bp), snow,
+              paste(b, "knn of 2 rows", info))
+  }
+})
+
+test_that("gpu_knn(BPPARAM =): the neighbours of the call without it", {
+  skip_if_not_installed("BiocParallel")
+  info <- new_seed()
+  ps <- bp_params()
+  on.exit(BiocParallel::bpstop(ps$snow))
+  x <- bp_input(57, 6)
+  x[10, ] <- x[11, ]                      # a tie at distance 0
+  x[20:25, ] <- x[20, ]                   # many equidistant neighbours
+  rownames(x) <- paste0("r", seq_len(nrow(x)))
+  xn <- x
+  xn[sample(length(xn), 25)] <- NA
+  for (b in test_backends()) for (bpn in names(ps))
+    for (method in c("euclidean", "manhattan", "maximum", "canberra", "minkowski",
+                     "correlation", "abscorrelation", "spearman", "cosine", "binary"))
+      for (d in list(x, xn)) for (k in c(1L, 5L, 40L)) {
+        lab <- sprintf("%s, %s, %s, NA %s, k %d, %s", b, bpn, method, anyNA(d), k, info)
+        same_call(function(bp) gpucor::gpu_knn(d, k, method = method, p = 3, backend = b,
+                                               BPPARAM = bp), ps[[bpn]], lab)
+      }
+  expect_error(gpucor::gpu_knn(x, 2, BPPARAM = "x"), "'BPPARAM' must be NULL or a",
+               fixed = TRUE)
+  expect_error(gpucor::gpu_cor_edges(x, top_k = 2, BPPARAM = 1), "'BPPARAM' must be NULL or a",
+               fixed = TRUE)
+})
+
+test_that("a worker that fails: a clear error from the main process, nothing kept", {
+  skip_if_not_installed("BiocParallel")
+  x <- bp_input(20, 10)
+  # an engine option the workers refuse: their error reaches the caller
+  bad <- function(...) stop("the worker's own failure")
+  expect_error(gpucor:::.bp_share_run(gpucor:::.bp_shares(10, BiocParallel::SerialParam(), 0L),
+                                      bad, BiocParallel::SerialParam()),
+               "the worker's own failure")
+  expect_error(.Call(gpucor:::C_gpucor_edges, x, NULL, 1L, 1L, NULL,
+                     gpucor:::.engine_opts("cpu", "double"), c(NA, 2, NA, NA, 1, 0),
+                     function(spec) stop("no pass today")),
+               "a BiocParallel worker failed: no pass today", fixed = TRUE)
+  expect_error(.Call(gpucor:::C_gpucor_edges, x, NULL, 1L, 1L, NULL,
+                     gpucor:::.engine_opts("cpu", "double"), c(NA, 2, NA, NA, 1, 0),
+                     function(spec) list(list(counts = 1))),
+               "a worker's pass is malformed", fixed = TRUE)
+})
+
+test_that("the engine's shares cover the result once: counts add up to every pair", {
+  x <- bp_input(25, 41)
+  crit <- c(NA, NA, NA, 0.5, 1, 0)
+  opts <- function(cols) gpucor:::.engine_opts("cpu", "double", cols = cols)
+  spec <- c(1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1)   # a histogram pass of |r|
+  for (tile in c(1L, 4L, 16L)) {
+    old <- options(gpucor.cpu_tile = tile)
+    cuts <- c(0, 5, 17, 18, 41)
+    parts <- lapply(seq_len(length(cuts) - 1), function(g)
+      .Call(gpucor:::C_gpucor_edges_pass, x, NULL, 1L, 1L, NULL,
+            opts(cuts[g:(g + 1)]), crit, spec))
+    whole <- .Call(gpucor:::C_gpucor_edges_pass, x, NULL, 1L, 1L, NULL, opts(NULL), crit, spec)
+    options(old)
+    # every pair but the zero-sd column's, once
+    expect_equal(sum(vapply(parts, function(r) r$counts[2], 0)), 40 * 39 / 2)
+    expect_equal(whole$counts[2], 40 * 39 / 2)
+    expect_identical(Reduce(`+`, lapply(parts, `[[`, "hist")), whole$hist)
+  }
+})
+
+test_that("a worker's shares: its share of the threads only while it runs; shares cover the columns", {
+  skip_if_not_installed("BiocParallel")
+  old <- options(gpucor.threads = 2L)
+  on.exit(options(old))
+  got <- gpucor:::.bp_share_job(list(ranges = list(c(0, 3), c(7, 9)), device = 1L),
+                                function(r, d, z) c(r, d, getOption("gpucor.threads"), z),
+                                1L, z = 5)
+  expect_identical(got, list(c(0, 3, 1, 1, 5), c(7, 9, 1, 1, 5)))
+  expect_identical(getOption("gpucor.threads"), 2L)
+  for (nc in c(1, 2, 3, 10, 101)) for (nw in 1:4) {
+    jobs <- gpucor:::.bp_shares(nc, BiocParallel::SnowParam(nw), c(0L, 1L))
+    r <- do.call(rbind, unlist(lapply(jobs, `[[`, "ranges"), recursive = FALSE))
+    r <- r[order(r[, 1]), , drop = FALSE]
+    expect_identical(c(r[1, 1], r[-1, 1]), c(0, r[-nrow(r), 2]), label = paste(nc, nw))
+    expect_identical(r[nrow(r), 2], nc)
+    expect_true(all(r[, 2] > r[, 1]))
+    expect_lte(length(jobs), nw)
+    expect_identical(vapply(jobs, `[[`, 0L, "device"), rep(c(0L, 1L), length.out = length(jobs)))
+  }
+})
