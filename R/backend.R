@@ -204,8 +204,8 @@ NULL
        gpu_memory = .opt("gpucor.gpu_memory"),
        gpu_panel = .opt("gpucor.gpu_slab"),
        cpu_tile = .opt("gpucor.cpu_tile"),
-       # a BiocParallel worker's share: the tiles or panels whose first
-       # column (0-based) is in [cols[1], cols[2])
+       # a BiocParallel worker's share, c(from1, to1, from2, to2, ...):
+       # the tiles or panels whose first column (0-based) is in a [from, to)
        cols = if (!is.null(cols)) as.double(cols),
        progress = .opt("gpucor.progress") && interactive(),
        # verbose reads the engine's team size from the profiling attributes

@@ -265,6 +265,7 @@
   nobs <- if (is.null(rows)) nrow(x) else length(rows)
   backend <- .cor_backend(backend, p, if (!is.null(y)) q, nobs, method,
                           u == "pairwise.complete.obs")
+  .bp_gpu_check(BPPARAM, backend)
   tiles <- if (is.null(y)) {
     do.call(rbind, lapply(seq_along(bx), function(a) cbind(a, a:length(bx))))
   } else {
@@ -377,21 +378,30 @@
          device = devs[(g - 1L) %% length(devs) + 1L]))
 }
 
-# .part(range, device, ...) for each range of each job, on the workers
-# (each with its share of the threads, no progress bar); the results of
-# every range, in one list.  (Dotted names: no argument in '...' matches
-# them partially.)
+# .part(ranges, device, ...) for each job, on the workers (each with its
+# share of the threads, no progress bar), .part running the engine over
+# the job's ranges (the engine option 'cols': c(from1, to1, ...)); the
+# results in one list.  (Dotted names: no argument in '...' matches them
+# partially.)
 .bp_share_run <- function(.jobs, .part, .bp, ...) {
   threads <- max(1L, .threads() %/% BiocParallel::bpnworkers(.bp))
-  res <- BiocParallel::bplapply(.jobs, .bp_share_job, .part = .part, .nthreads = threads,
-                                ..., BPPARAM = .bp)
-  unlist(res, recursive = FALSE)
+  BiocParallel::bplapply(.jobs, .bp_share_job, .part = .part, .nthreads = threads, ...,
+                         BPPARAM = .bp)
 }
 
 .bp_share_job <- function(.job, .part, .nthreads, ...) {
   old <- options(gpucor.threads = .nthreads, gpucor.progress = FALSE)
   on.exit(options(old))
-  lapply(.job$ranges, function(r) .part(r, .job$device, ...))
+  .part(as.double(unlist(.job$ranges)), .job$device, ...)
+}
+
+# CUDA does not work in a fork of a process that has used it, and the main
+# process has (choosing the backend): no GPU work for forked workers.
+.bp_gpu_check <- function(BPPARAM, backend) {
+  if (backend == "gpu" && inherits(BPPARAM, "MulticoreParam"))
+    stop("BiocParallel's MulticoreParam forks this process, and CUDA does not work in a ",
+         "fork of a process that has used the GPU: use SnowParam() for GPU workers, or ",
+         "backend = \"cpu\"", call. = FALSE)
 }
 
 # verbose = TRUE with BPPARAM: what ran where.

@@ -147,6 +147,7 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
   # over its share of the columns (network.c)
   npass <- 0L
   pass <- if (!is.null(BPPARAM)) {
+    .bp_gpu_check(BPPARAM, backend)
     jobs <- .bp_shares(q, BPPARAM, devices)
     function(spec) {
       npass <<- npass + 1L
@@ -175,11 +176,11 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
   out
 }
 
-# One pass (spec: network.c) over a worker's range of columns.
-.bp_edges_part <- function(range, device, x, y, method, use, rows, backend, precision,
+# One pass (spec: network.c) over a worker's ranges of columns.
+.bp_edges_part <- function(ranges, device, x, y, method, use, rows, backend, precision,
                            crit, spec)
   .Call(C_gpucor_edges_pass, x, y, method, use, rows,
-        .engine_opts(backend, precision, FALSE, device, cols = range), crit, spec)
+        .engine_opts(backend, precision, FALSE, device, cols = ranges), crit, spec)
 
 # The criteria as c(threshold, top_k, density, fdr), NA where absent, after
 # the range checks.
@@ -293,6 +294,7 @@ gpu_knn <- function(x, k, method = c("euclidean", "manhattan", "maximum", "canbe
   # the columns, and these are merged here
   parts <- NULL
   if (!is.null(BPPARAM) && nrow(x) > 1L && ncol(x) > 0L) {
+    .bp_gpu_check(BPPARAM, backend)
     jobs <- .bp_shares(nrow(x), BPPARAM, devices)
     parts <- .bp_share_run(jobs, .bp_knn_part, BPPARAM, x = x, m = m, p = as.double(p),
                            k = as.double(k), anyna = anyna, backend = backend,
@@ -316,7 +318,7 @@ gpu_knn <- function(x, k, method = c("euclidean", "manhattan", "maximum", "canbe
   out
 }
 
-# One worker's nearest neighbours among its range of columns.
-.bp_knn_part <- function(range, device, x, m, p, k, anyna, backend, precision)
+# One worker's nearest neighbours among its ranges of columns.
+.bp_knn_part <- function(ranges, device, x, m, p, k, anyna, backend, precision)
   .Call(C_gpucor_knn, x, m, p, k, anyna,
-        .engine_opts(backend, precision, FALSE, device, cols = range), NULL)
+        .engine_opts(backend, precision, FALSE, device, cols = ranges), NULL)

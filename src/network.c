@@ -344,8 +344,8 @@ static int bp_pass(void *ctx, const gc_sink *sink, char *msg, size_t msgcap)
     return status;
 }
 
-/* One pass of the driver over this worker's share of the columns (the
- * engine option 'cols'), as spec describes it: list(hist, counts =
+/* One pass of the driver over this worker's share of the columns (its
+ * ranges: the engine option 'cols'), as spec describes it: list(hist, counts =
  * c(above, valid), i, j, v (the collected pairs, 0-based), hlen, partner,
  * s, hv (the heaps, nvar x k), sd0). */
 SEXP gpucor_edges_pass(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
@@ -380,8 +380,16 @@ SEXP gpucor_edges_pass(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP op
     s.thr = sp[SPEC_THR];
     char msg[512] = "";
     int status = GPUCOR_OK;
+    const double *rg;
+    size_t nr = gpucor_ranges(opts, &rg);
     if (edges_any(&e)) {
-        status = cor_pass(&e.rc, &sink, msg, sizeof msg);
+        for (size_t a = 0; a < (nr ? nr : 1) && status == GPUCOR_OK; a++) {
+            if (nr) {
+                e.o.col0 = (size_t) rg[2 * a];
+                e.o.col1 = (size_t) rg[2 * a + 1];
+            }
+            status = cor_pass(&e.rc, &sink, msg, sizeof msg);
+        }
         if (status == GPUCOR_OK && s.failed) {
             status = GPUCOR_ERR_ALLOC;
             snprintf(msg, sizeof msg, "out of host memory for the selected pairs");
@@ -550,6 +558,8 @@ SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
     gpucor_progress pr;
     gc_host host;
     gpucor_host_init(&host, &o, &pr);
+    const double *rg;
+    size_t nr = gpucor_ranges(opts, &rg);
 
     gc_select s;
     memset(&s, 0, sizeof s);
@@ -571,49 +581,79 @@ SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
     if (!isNull(parts)) {
         const char *flag_name = m == DIST_BINARY ? "nonfinite" : "sd0";
         for (R_xlen_t w = 0; w < XLENGTH(parts); w++) {
+            /* list(index, distance, rows): the neighbours of rows 'rows' */
             SEXP part = VECTOR_ELT(parts, w);
-            SEXP pi = VECTOR_ELT(part, 0), pd = VECTOR_ELT(part, 1);
-            if (TYPEOF(pi) != INTSXP || TYPEOF(pd) != REALSXP ||
-                (size_t) XLENGTH(pi) != n * k || (size_t) XLENGTH(pd) != n * k) {
+            SEXP pi = VECTOR_ELT(part, 0), pd = VECTOR_ELT(part, 1), prow = VECTOR_ELT(part, 2);
+            size_t nrow = (size_t) XLENGTH(prow);
+            int ok = TYPEOF(pi) == INTSXP && TYPEOF(pd) == REALSXP && TYPEOF(prow) == INTSXP &&
+                     (size_t) XLENGTH(pi) == nrow * k && (size_t) XLENGTH(pd) == nrow * k;
+            for (size_t r = 0; ok && r < nrow; r++)
+                ok = INTEGER(prow)[r] >= 1 && (size_t) INTEGER(prow)[r] <= n;
+            if (!ok) {
                 gc_select_free(&s);
                 error("internal error: a worker's neighbours are malformed");
             }
             if (asLogical(getAttrib(part, install(flag_name))) == TRUE) flag = 1;
-            for (size_t i = 0; i < n; i++)
-                for (size_t a = 0; a < k && INTEGER(pi)[i + a * n] != NA_INTEGER; a++) {
-                    double d = REAL(pd)[i + a * n];
-                    gc_select_offer(&s, i, sel_strength(STRENGTH_NEG, d), d,
-                                    (size_t) INTEGER(pi)[i + a * n] - 1);
+            for (size_t r = 0; r < nrow; r++)
+                for (size_t a = 0; a < k && INTEGER(pi)[r + a * nrow] != NA_INTEGER; a++) {
+                    double d = REAL(pd)[r + a * nrow];
+                    gc_select_offer(&s, (size_t) INTEGER(prow)[r] - 1,
+                                    sel_strength(STRENGTH_NEG, d), d,
+                                    (size_t) INTEGER(pi)[r + a * nrow] - 1);
                 }
         }
-    } else if (p > 0 && n > 1)
-        status = gpucor_dist_engine(REAL(x), n, p, m, asReal(power), asLogical(anyna) == TRUE,
-                                    &sink, &host, &flag, &used, msg, sizeof msg);
+    } else if (p > 0 && n > 1) {
+        for (size_t a = 0; a < (nr ? nr : 1) && status == GPUCOR_OK; a++) {
+            int f = 0;
+            if (nr) {
+                o.col0 = (size_t) rg[2 * a];
+                o.col1 = (size_t) rg[2 * a + 1];
+            }
+            status = gpucor_dist_engine(REAL(x), n, p, m, asReal(power),
+                                        asLogical(anyna) == TRUE, &sink, &host, &f, &used,
+                                        msg, sizeof msg);
+            flag |= f;
+        }
+    }
     if (status == GPUCOR_OK && s.failed) status = GPUCOR_ERR_ALLOC;
     if (status != GPUCOR_OK) {
         gc_select_free(&s);
         gpucor_raise_msg(status, "gpu_knn", msg);
     }
-    SEXP idx = PROTECT(allocMatrix(INTSXP, (int) n, (int) k));
-    SEXP dst = PROTECT(allocMatrix(REALSXP, (int) n, (int) k));
-    for (size_t i = 0; i < n; i++) {
+    /* a worker's share: only the rows it found neighbours for (on the GPU,
+     * those of its own columns), as list(index, distance, rows) */
+    size_t nout = n;
+    SEXP rows = R_NilValue;
+    if (nr) {
+        nout = 0;
+        for (size_t i = 0; i < n; i++) nout += s.hlen[i] > 0;
+        rows = allocVector(INTSXP, (R_xlen_t) nout);
+    }
+    PROTECT(rows);
+    SEXP idx = PROTECT(allocMatrix(INTSXP, (int) nout, (int) k));
+    SEXP dst = PROTECT(allocMatrix(REALSXP, (int) nout, (int) k));
+    for (size_t i = 0, r = 0; i < n; i++) {
+        if (nr && s.hlen[i] == 0) continue;
         const gc_hent *e;
         size_t got = gc_select_heap_sorted(&s, i, &e);
+        if (nr) INTEGER(rows)[r] = (int) i + 1;
         for (size_t a = 0; a < k; a++) {
-            INTEGER(idx)[i + a * n] = a < got ? (int) e[a].partner + 1 : NA_INTEGER;
-            REAL(dst)[i + a * n] = a < got ? e[a].v : NA_REAL;
+            INTEGER(idx)[r + a * nout] = a < got ? (int) e[a].partner + 1 : NA_INTEGER;
+            REAL(dst)[r + a * nout] = a < got ? e[a].v : NA_REAL;
         }
+        r++;
     }
     gc_select_free(&s);
-    SEXP ans = PROTECT(allocVector(VECSXP, 2));
+    SEXP ans = PROTECT(allocVector(VECSXP, nr ? 3 : 2));
     SET_VECTOR_ELT(ans, 0, idx);
     SET_VECTOR_ELT(ans, 1, dst);
+    if (nr) SET_VECTOR_ELT(ans, 2, rows);
     if (flag) setAttrib(ans, install(m == DIST_BINARY ? "nonfinite" : "sd0"), ScalarLogical(TRUE));
     if (used) gpucor_set_threads(ans, &o, used);
     else {
         gpucor_set_timing(ans, &o, host.seconds);
         if (host.note[0]) warning("gpu_knn: %s", host.note);
     }
-    UNPROTECT(3);
+    UNPROTECT(4);
     return ans;
 }

@@ -55,15 +55,21 @@ void gpucor_opts(SEXP list, gc_opts *o)
         if (INTEGER(dev)[k] < 0) error("internal error: invalid GPU ordinal");
         o->devices[k] = INTEGER(dev)[k];
     }
-    /* a BiocParallel worker's columns c(from, to), 0-based, to exclusive */
+}
+
+size_t gpucor_ranges(SEXP list, const double **r)
+{
     SEXP cols = field(list, "cols");
-    if (!isNull(cols)) {
-        if (TYPEOF(cols) != REALSXP || XLENGTH(cols) != 2 || !(REAL(cols)[0] >= 0) ||
-            !(REAL(cols)[1] > REAL(cols)[0]))
+    *r = NULL;
+    if (isNull(cols)) return 0;
+    R_xlen_t len = XLENGTH(cols);
+    if (TYPEOF(cols) != REALSXP || len < 2 || len % 2)
+        error("internal error: invalid engine option 'cols'");
+    for (R_xlen_t k = 0; k < len; k += 2)
+        if (!(REAL(cols)[k] >= 0) || !(REAL(cols)[k + 1] > REAL(cols)[k]))
             error("internal error: invalid engine option 'cols'");
-        o->col0 = (size_t) REAL(cols)[0];
-        o->col1 = (size_t) REAL(cols)[1];
-    }
+    *r = REAL(cols);
+    return (size_t) len / 2;
 }
 
 void gpucor_host_init(gc_host *h, const gc_opts *o, gpucor_progress *pr)

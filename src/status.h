@@ -21,6 +21,12 @@ void gpucor_threads_init(void);
 /* options.c: the engine options from R's named list (.engine_opts()), and
  * the host hooks of an engine call (pr is the progress bar they drive). */
 void gpucor_opts(SEXP list, gc_opts *o);
+/* The engine option 'cols': a BiocParallel worker's ranges of result
+ * columns, c(from1, to1, from2, to2, ...) (0-based, 'to' exclusive), in
+ * *r; returns how many (0: none, the whole result).  The entry points
+ * that take shares run the engine once per range, with gc_opts.col0 and
+ * col1 set to it, into the same sink. */
+size_t gpucor_ranges(SEXP list, const double **r);
 /* The element 'name' of a named list from R (an internal error if none). */
 SEXP gpucor_field(SEXP list, const char *name);
 void gpucor_host_init(gc_host *h, const gc_opts *o, gpucor_progress *pr);
