@@ -5,8 +5,8 @@
 #   edges  gpu_cor_edges(fdr = 0.05), 300 x 50000, SnowParam(2) vs (1)
 #   cpu    the CPU engine: gpu_cor_edges(top_k = 10), 300 x 5000,
 #          SnowParam(2) (threads = cores / workers) against the serial call
-# Workers are started (bpstart) before the timed calls; their start is
-# timed on its own.  Usage: Rscript bench/bp.R [knn] [edges] [cpu]
+# Workers are started (bpstart, and a small call that makes each one's
+# CUDA context) before the timed calls; that start is timed on its own.  Usage: Rscript bench/bp.R [knn] [edges] [cpu]
 suppressMessages({library(gpucor); library(BiocParallel)})
 parts <- commandArgs(TRUE)
 if (!length(parts)) parts <- c("knn", "edges", "cpu")
@@ -19,9 +19,10 @@ timed <- function(expr) {
   t <- system.time(v <- force(expr))[["elapsed"]]
   list(v = v, t = t)
 }
-started <- function(n) {
+# started workers, each with its CUDA context made (warm(p): a small call)
+started <- function(n, warm) {
   p <- SnowParam(n)
-  t <- system.time(bpstart(p))[["elapsed"]]
+  t <- system.time({bpstart(p); warm(p)})[["elapsed"]]
   list(p = p, start = t)
 }
 add <- function(case, how, t, start, same, ref)
@@ -34,7 +35,8 @@ if ("knn" %in% parts && gpu) {
   x <- matrix(rnorm(400000 * 50), 400000, 50)
   invisible(gpu_knn(x[1:5000, ], 15, backend = "gpu"))        # context
   one <- timed(gpu_knn(x, 15, backend = "gpu", devices = 0L))
-  s1 <- started(1); s2 <- started(2)
+  warm <- function(p) gpu_knn(x[1:5000, ], 15, backend = "gpu", devices = "all", BPPARAM = p)
+  s1 <- started(1, warm); s2 <- started(2, warm)
   w1 <- timed(gpu_knn(x, 15, backend = "gpu", devices = "all", BPPARAM = s1$p))
   w2 <- timed(gpu_knn(x, 15, backend = "gpu", devices = "all", BPPARAM = s2$p))
   both <- timed(gpu_knn(x, 15, backend = "gpu", devices = "all"))
@@ -51,7 +53,9 @@ if ("edges" %in% parts && gpu) {
   x <- matrix(rnorm(300 * 50000), 300)
   x[, 2:200] <- x[, 2:200] + x[, 1]                 # a module: edges to find
   one <- timed(gpu_cor_edges(x, fdr = 0.05, backend = "gpu", devices = 0L))
-  s1 <- started(1); s2 <- started(2)
+  warm <- function(p) gpu_cor_edges(x[, 1:500], fdr = 0.05, backend = "gpu", devices = "all",
+                                    BPPARAM = p)
+  s1 <- started(1, warm); s2 <- started(2, warm)
   w1 <- timed(gpu_cor_edges(x, fdr = 0.05, backend = "gpu", devices = "all", BPPARAM = s1$p))
   w2 <- timed(gpu_cor_edges(x, fdr = 0.05, backend = "gpu", devices = "all", BPPARAM = s2$p))
   bpstop(s1$p); bpstop(s2$p)
@@ -64,7 +68,7 @@ if ("cpu" %in% parts) {
   set.seed(3)
   x <- matrix(rnorm(300 * 5000), 300)
   one <- timed(gpu_cor_edges(x, top_k = 10, backend = "cpu"))
-  s2 <- started(2)
+  s2 <- started(2, function(p) NULL)
   msg <- character()
   w2 <- withCallingHandlers(
     timed(gpu_cor_edges(x, top_k = 10, backend = "cpu", BPPARAM = s2$p, verbose = TRUE)),

@@ -207,6 +207,14 @@ hdf5|hdf5-peer)
   for part in $parts; do
     Rscript bench/hdf5.R "$part" 2>&1 | tee -a "$OUT/hdf5.log" | grep -v "^gpu_cor:" | tail -12
   done ;;
+sanitize-bp)
+  # memcheck (leak check) and racecheck over bench/bp_smoke.R
+  /usr/local/cuda/bin/compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
+    --log-file "$OUT/sanitizer-bp.log" Rscript bench/bp_smoke.R > "$OUT/sanitize-bp-run.log" 2>&1
+  echo "compute-sanitizer memcheck (bp) exit: $?"; tail -2 "$OUT/sanitizer-bp.log"; tail -1 "$OUT/sanitize-bp-run.log"
+  /usr/local/cuda/bin/compute-sanitizer --tool racecheck --error-exitcode 9 \
+    --log-file "$OUT/racecheck-bp.log" Rscript bench/bp_smoke.R > "$OUT/racecheck-bp-run.log" 2>&1
+  echo "compute-sanitizer racecheck (bp) exit: $?"; tail -2 "$OUT/racecheck-bp.log"; tail -1 "$OUT/racecheck-bp-run.log" ;;
 bp|bp-*)
   # issue 14's BiocParallel table (bench/bp.R; bp-knn, bp-edges, bp-cpu: one
   # part); needs BiocParallel: carry .rbundle-h as for hdf5
