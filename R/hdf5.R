@@ -101,9 +101,10 @@ print.gpucor_hdf5 <- function(x, ...) {
 }
 
 # What crosses .Call for a p x q result: the file, the dataset, the chunk
-# (rows, columns of the result) and how much memory of complete bands may
-# wait for the writer.
-.hdf5_spec <- function(output, p, q) {
+# (rows, columns of the result), how much memory of complete bands may
+# wait for the writer, and the steps after the engine (.hdf5_post(), or
+# NULL).
+.hdf5_spec <- function(output, p, q, post = NULL) {
   chunk <- output$chunkdim
   if (is.null(chunk)) {
     # whole columns, about 2^20 values a chunk (HDF5Array's own default size)
@@ -113,8 +114,21 @@ print.gpucor_hdf5 <- function(x, ...) {
   chunk <- pmax(1, pmin(chunk, c(max(p, 1), max(q, 1))))
   list(path = output$path, name = output$name, chunk = as.double(chunk),
        level = output$level, float = output$float,
-       cap = as.double(.opt("gpucor.hdf5_buffer")))
+       cap = as.double(.opt("gpucor.hdf5_buffer")), post = post)
 }
+
+# The steps R takes on a result in memory after the engine, for the file
+# sink to take on each band of columns before it writes it (src/engine/
+# file.h, gc_file_post), in this order: the epilogue 'epi' (an EPI_* code
+# of src/engine/engine.h, as .epi_adjacency) with power 'beta'; NA in the
+# rows na_row and the columns na_col (logical vectors, NULL: none); the
+# diagonal set to 'diag' (NA: left); the epilogue 'epi2' (1L: 1 - x).
+.hdf5_post <- function(epi = 0L, beta = 1, na_row = NULL, na_col = NULL, diag = NA_real_,
+                       epi2 = 0L)
+  list(epi = as.integer(epi), beta = as.double(beta),
+       na_row = if (any(na_row)) as.logical(na_row),
+       na_col = if (any(na_col)) as.logical(na_col), diag = as.double(diag),
+       epi2 = as.integer(epi2))
 
 # After the engine wrote the dataset: its dimnames beside it, and the
 # DelayedMatrix that reads it.
