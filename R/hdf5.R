@@ -1,7 +1,8 @@
 #' Write a result to an HDF5 file instead of memory
 #'
 #' `gpu_hdf5()` describes where a result goes when it is given as the
-#' `output` argument of [gpu_cor()] or [gpu_dist()]: the engine writes the
+#' `output` argument of [gpu_cor()], [gpu_dist()], [gpu_bicor()],
+#' [gpu_adjacency()] or [gpu_tom()]: the engine writes the
 #' p x q matrix to an HDF5 dataset band of columns after band of columns as
 #' they are made (a writer thread behind the engine, so computing and
 #' writing overlap), and the result is never whole in memory.  The call then
@@ -16,7 +17,12 @@
 #' file is opened for writing; an existing dataset of that name is an error.
 #'
 #' A `dist` result is written as its full n x n matrix, diagonal 0, which
-#' is what `DelayedArray` consumers read.  With `type = "float"`, R's `NA`
+#' is what `DelayedArray` consumers read (`gpu_tom(dist = TRUE)`: the matrix
+#' of 1 - TOM).  What the functions do to a result after the engine in
+#' memory (`gpu_bicor()`'s pairs with missing values recomputed on their
+#' common rows, the `NA` rows and columns of constant genes, an adjacency's
+#' diagonal) is done to each band of columns before it is written, with
+#' the same values.  With `type = "float"`, R's `NA`
 #' is read back as `NaN` (HDF5's floats have no `NA`; both are `is.na()`).
 #'
 #' The chunks are blocks of whole columns by default, `chunkdim =
@@ -40,7 +46,8 @@
 #' @param level the deflate level, 0 (none, default) to 9.
 #' @param type `"double"` (default) or `"float"`: what the file stores.
 #' @return An object of class `"gpucor_hdf5"`, for the `output` argument.
-#' @seealso [gpu_cor()], [gpu_dist()], [HDF5Array::HDF5Array()]
+#' @seealso [gpu_cor()], [gpu_dist()], [gpu_bicor()], [gpu_adjacency()], [gpu_tom()],
+#'   [HDF5Array::HDF5Array()]
 #' @examples
 #' if (gpucor:::.hdf5_ok()) {
 #'   x <- matrix(rnorm(2000), 20, 100)
