@@ -174,7 +174,7 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
   pry <- if (is.null(y)) NULL else .Call(C_gpucor_bicor_prep, y, py, opts)
   if (!is.null(output))
     return(.bicor_file(x, y, prx, pry, px, py, bo, backend, precision, devices, verbose, fun,
-                       output, post))
+                       opts, output, post))
   done <- FALSE
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
   t0 <- proc.time()[["elapsed"]]
@@ -211,7 +211,7 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
 # .bicor_run() into a file: the same steps in the same order, each band of
 # columns taking them before it is written (src/wgcna.c, gpucor_bicor_file).
 .bicor_file <- function(x, y, prx, pry, px, py, bo, backend, precision, devices, verbose, fun,
-                        output, post) {
+                        opts, output, post) {
   zero_mad <- c(any(bitwAnd(prx[[2L]], 2L) != 0L),
                 !is.null(y) && any(bitwAnd(pry[[2L]], 2L) != 0L))
   pairs <- bo$quick < 1 && (anyNA(x) || anyNA(y))
@@ -229,8 +229,7 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
   t0 <- proc.time()[["elapsed"]]
   pw <- .Call(C_gpucor_bicor_file, prx[[1L]], pry[[1L]], x, y, prx[[2L]], pry[[2L]],
-              c(px, py, bo$quick, pairs), .engine_opts(backend, precision, verbose, devices),
-              .hdf5_spec(output, ncol(x), q, post), fun)
+              c(px, py, bo$quick, pairs), opts, .hdf5_spec(output, ncol(x), q, post), fun)
   done <- TRUE
   if (verbose)
     .engine_report(fun, attr(pw, "threads"), precision, proc.time()[["elapsed"]] - t0, devices)
