@@ -304,13 +304,14 @@ for (b in backends) test_that(paste0("gpu_bicor(output =) equals gpu_bicor(): NA
     rx <- it %% 7 != 5
     chunk <- list(NULL, c(3, 2), c(1000, 1), c(1, 7))[[it %% 4 + 1]]
     tile <- sample(c(0, 1, 5), 1)
-    info <- sprintf("seed %d, %d x %d, y %s, %s, %s, maxP %g, quick %g, robustX %s, chunk %s, tile %d",
+    prec <- if (it %% 3 == 2) "single" else "double"   # the GPU's floats, widened
+    info <- sprintf("seed %d, %d x %d, y %s, %s, %s, maxP %g, quick %g, robustX %s, chunk %s, tile %d, %s",
                     seed, n, p, !is.null(y), use, fb, mpo, quick, rx,
-                    paste(chunk, collapse = "x"), tile)
+                    paste(chunk, collapse = "x"), tile, prec)
     with_opts(list(gpucor.cpu_tile = tile), {
       expect_file_like_memory(quote(gpu_bicor(x, y, use = use, maxPOutliers = mpo, quick = quick,
                                               pearsonFallback = fb, robustX = rx,
-                                              backend = b)), info, chunk)
+                                              precision = prec, backend = b)), info, chunk)
       # the same on the file's floats
       if (it %% 4 == 0)
         expect_file_like_memory(quote(gpu_bicor(x, y, use = use, pearsonFallback = fb,
@@ -342,12 +343,13 @@ for (b in backends) test_that(paste0("gpu_adjacency(output =) equals gpu_adjacen
     power <- c(1, 2, 3.5, 6)[it %% 4 + 1]
     chunk <- list(NULL, c(2, 3), c(100, 1))[[it %% 3 + 1]]
     use <- if (it %% 5 == 0) "everything" else "pairwise.complete.obs"
+    prec <- if (it %% 3 == 2) "single" else "double"
     for (type in c("unsigned", "signed", "signed hybrid"))
       for (ct in c("pearson", "bicor", "spearman")) {
-        info <- sprintf("seed %d, %d x %d, power %g, %s, %s, %s, chunk %s", seed, n, p, power,
-                        type, ct, use, paste(chunk, collapse = "x"))
+        info <- sprintf("seed %d, %d x %d, power %g, %s, %s, %s, chunk %s, %s", seed, n, p,
+                        power, type, ct, use, paste(chunk, collapse = "x"), prec)
         expect_file_like_memory(quote(gpu_adjacency(x, power = power, type = type,
-                                                    corType = ct, use = use,
+                                                    corType = ct, use = use, precision = prec,
                                                     backend = b)), info, chunk)
       }
     if (it %% 4 == 2)
@@ -369,16 +371,17 @@ for (b in backends) test_that(paste0("gpu_tom(output =) equals gpu_tom() for eve
     if (it != 4) colnames(x) <- paste0("g", seq_len(p))
     nt <- c("unsigned", "signed", "signed hybrid")[it %% 3 + 1]
     chunk <- list(NULL, c(3, 4))[[it %% 2 + 1]]
+    prec <- if (it %% 3 == 1) "single" else "double"
     for (tt in c("none", "unsigned", "signed", "signed Nowick", "unsigned 2", "signed 2",
                  "signed Nowick 2"))
       for (ct in c("pearson", "bicor"))
         for (dist in c(FALSE, TRUE)) {
           denom <- if (it %% 2 == 0) "mean" else "min"
-          info <- sprintf("seed %d, %d x %d, %s network, TOMType %s, %s, %s, dist %s, chunk %s",
-                          seed, n, p, nt, tt, denom, ct, dist, paste(chunk, collapse = "x"))
+          info <- sprintf("seed %d, %d x %d, %s network, TOMType %s, %s, %s, dist %s, chunk %s, %s",
+                          seed, n, p, nt, tt, denom, ct, dist, paste(chunk, collapse = "x"), prec)
           expect_file_like_memory(quote(gpu_tom(x, power = 3, networkType = nt, TOMType = tt,
                                                 TOMDenom = denom, corType = ct, dist = dist,
-                                                backend = b)), info, chunk)
+                                                precision = prec, backend = b)), info, chunk)
         }
     # from an adjacency (NA counts as 0), and as floats
     A <- abs(suppressWarnings(gpu_cor(x, use = "p")))^2
