@@ -1,7 +1,8 @@
 #' Write a result to an HDF5 file instead of memory
 #'
 #' `gpu_hdf5()` describes where a result goes when it is given as the
-#' `output` argument of [gpu_cor()] or [gpu_dist()]: the engine writes the
+#' `output` argument of [gpu_cor()], [gpu_dist()], [gpu_bicor()],
+#' [gpu_adjacency()] or [gpu_tom()]: the engine writes the
 #' p x q matrix to an HDF5 dataset band of columns after band of columns as
 #' they are made (a writer thread behind the engine, so computing and
 #' writing overlap), and the result is never whole in memory.  The call then
@@ -16,7 +17,12 @@
 #' file is opened for writing; an existing dataset of that name is an error.
 #'
 #' A `dist` result is written as its full n x n matrix, diagonal 0, which
-#' is what `DelayedArray` consumers read.  With `type = "float"`, R's `NA`
+#' is what `DelayedArray` consumers read (`gpu_tom(dist = TRUE)`: the matrix
+#' of 1 - TOM).  What the functions do to a result after the engine in
+#' memory (`gpu_bicor()`'s pairs with missing values recomputed on their
+#' common rows, the `NA` rows and columns of constant genes, an adjacency's
+#' diagonal) is done to each band of columns before it is written, with
+#' the same values.  With `type = "float"`, R's `NA`
 #' is read back as `NaN` (HDF5's floats have no `NA`; both are `is.na()`).
 #'
 #' The chunks are blocks of whole columns by default, `chunkdim =
@@ -40,7 +46,8 @@
 #' @param level the deflate level, 0 (none, default) to 9.
 #' @param type `"double"` (default) or `"float"`: what the file stores.
 #' @return An object of class `"gpucor_hdf5"`, for the `output` argument.
-#' @seealso [gpu_cor()], [gpu_dist()], [HDF5Array::HDF5Array()]
+#' @seealso [gpu_cor()], [gpu_dist()], [gpu_bicor()], [gpu_adjacency()], [gpu_tom()],
+#'   [HDF5Array::HDF5Array()]
 #' @examples
 #' if (gpucor:::.hdf5_ok()) {
 #'   x <- matrix(rnorm(2000), 20, 100)
@@ -101,9 +108,10 @@ print.gpucor_hdf5 <- function(x, ...) {
 }
 
 # What crosses .Call for a p x q result: the file, the dataset, the chunk
-# (rows, columns of the result) and how much memory of complete bands may
-# wait for the writer.
-.hdf5_spec <- function(output, p, q) {
+# (rows, columns of the result), how much memory of complete bands may
+# wait for the writer, and the steps after the engine (.hdf5_post(), or
+# NULL).
+.hdf5_spec <- function(output, p, q, post = NULL) {
   chunk <- output$chunkdim
   if (is.null(chunk)) {
     # whole columns, about 2^20 values a chunk (HDF5Array's own default size)
@@ -113,8 +121,21 @@ print.gpucor_hdf5 <- function(x, ...) {
   chunk <- pmax(1, pmin(chunk, c(max(p, 1), max(q, 1))))
   list(path = output$path, name = output$name, chunk = as.double(chunk),
        level = output$level, float = output$float,
-       cap = as.double(.opt("gpucor.hdf5_buffer")))
+       cap = as.double(.opt("gpucor.hdf5_buffer")), post = post)
 }
+
+# The steps R takes on a result in memory after the engine, for the file
+# sink to take on each band of columns before it writes it (src/engine/
+# file.h, gc_file_post), in this order: the epilogue 'epi' (an EPI_* code
+# of src/engine/engine.h, as .epi_adjacency) with power 'beta'; NA in the
+# rows na_row and the columns na_col (logical vectors, NULL: none); the
+# diagonal set to 'diag' (NA: left); the epilogue 'epi2' (1L: 1 - x).
+.hdf5_post <- function(epi = 0L, beta = 1, na_row = NULL, na_col = NULL, diag = NA_real_,
+                       epi2 = 0L)
+  list(epi = as.integer(epi), beta = as.double(beta),
+       na_row = if (any(na_row)) as.logical(na_row),
+       na_col = if (any(na_col)) as.logical(na_col), diag = as.double(diag),
+       epi2 = as.integer(epi2))
 
 # After the engine wrote the dataset: its dimnames beside it, and the
 # DelayedMatrix that reads it.

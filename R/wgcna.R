@@ -104,7 +104,15 @@
 #' @param maxPOutliers,quick,pearsonFallback,robustX,robustY as in
 #'   [WGCNA::bicor()].
 #' @param backend,precision,devices,verbose as for [gpu_cor()].
-#' @return The correlation matrix, with the column names of `x` and `y`.
+#' @param output `NULL` (default: the result in memory), or [gpu_hdf5()]:
+#'   the matrix is written to an HDF5 file as the engine makes it, never
+#'   whole in memory, and returned as an `HDF5Array`, with the values of the
+#'   call in memory: the pairs with missing values are recomputed in each
+#'   band of columns before it is written (on the CPU, whichever backend
+#'   made the products; a symmetric result's pairs twice, once for each
+#'   side of the diagonal).
+#' @return The correlation matrix, with the column names of `x` and `y`;
+#'   with `output`, an `HDF5Array`.
 #' @seealso [gpu_adjacency()], [gpu_tom()], [gpu_cor()]
 #' @examples
 #' x <- matrix(rnorm(40 * 5), 40, 5)
@@ -116,9 +124,10 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
                       backend = getOption("gpucor.backend", "auto"),
                       precision = c("double", "single"),
                       devices = getOption("gpucor.devices", 0L),
-                      verbose = getOption("gpucor.verbose", FALSE)) {
+                      verbose = getOption("gpucor.verbose", FALSE), output = NULL) {
   verbose <- .check_verbose(verbose)
   devices <- .check_devices(devices)
+  output <- .check_output(output)
   precision <- match.arg(precision)
   use <- .wgcna_choice(use, c("all.obs", "pairwise.complete.obs"), "use")
   bo <- .bicor_opts(maxPOutliers, quick, pearsonFallback)
@@ -134,7 +143,7 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
     stop(sprintf("missing values in '%s': use = \"pairwise.complete.obs\" computes each pair on the rows both observe",
                  if (anyNA(x)) "x" else "y"), call. = FALSE)
   .bicor_run(x, y, bo, robustX, if (is.null(y)) robustX else robustY,
-             backend, precision, devices, verbose, "gpu_bicor")
+             backend, precision, devices, verbose, "gpu_bicor", output)
 }
 
 # WGCNA::bicor's warning for a side with a column of zero MAD.
@@ -146,12 +155,15 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
           call. = FALSE)
 
 # The bicor matrix of x (and y), NA columns and the pairwise pairs done;
-# the WGCNA warnings.
+# the WGCNA warnings.  With 'output' the matrix goes to that file (the
+# pairs and NA columns done by the file sink to each band, then the steps
+# of 'post', .hdf5_post()) and its HDF5Array comes back.
 .bicor_run <- function(x, y, bo, robustX, robustY, backend, precision, devices, verbose,
-                       fun) {
+                       fun, output = NULL, post = .hdf5_post()) {
   n <- nrow(x)
   q <- if (is.null(y)) ncol(x) else ncol(y)
-  .memory_guard(8 * as.double(ncol(x)) * q + 16 * as.double(n) * (ncol(x) + q),
+  .memory_guard(8 * as.double(ncol(x)) * q * is.null(output) +
+                  16 * as.double(n) * (ncol(x) + q),
                 sprintf("%s(): the %d x %d result", fun, ncol(x), q), "")
   backend <- .resolve_backend(backend, work = as.double(ncol(x)) *
                                 (if (is.null(y)) ncol(x) / 2 else q) * n)
@@ -160,6 +172,9 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
   py <- c(bo$maxp, bo$fallback, !robustY)
   prx <- .Call(C_gpucor_bicor_prep, x, px, opts)
   pry <- if (is.null(y)) NULL else .Call(C_gpucor_bicor_prep, y, py, opts)
+  if (!is.null(output))
+    return(.bicor_file(x, y, prx, pry, px, py, bo, backend, precision, devices, verbose, fun,
+                       opts, output, post))
   done <- FALSE
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
   t0 <- proc.time()[["elapsed"]]
@@ -188,6 +203,41 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
   if (!is.null(colnames(x)) || !is.null(cy)) dimnames(r) <- list(colnames(x), cy)
   for (k in which(zero_mad)) .zero_mad_warning(c("x", "y")[k], bo$fallback)
   if (nna > 0)
+    warning("Missing values generated in calculation of bicor. Likely cause: too many missing entries, zero median absolute deviation, or zero variance.",
+            call. = FALSE)
+  r
+}
+
+# .bicor_run() into a file: the same steps in the same order, each band of
+# columns taking them before it is written (src/wgcna.c, gpucor_bicor_file).
+.bicor_file <- function(x, y, prx, pry, px, py, bo, backend, precision, devices, verbose, fun,
+                        opts, output, post) {
+  zero_mad <- c(any(bitwAnd(prx[[2L]], 2L) != 0L),
+                !is.null(y) && any(bitwAnd(pry[[2L]], 2L) != 0L))
+  pairs <- bo$quick < 1 && (anyNA(x) || anyNA(y))
+  if (pairs) {
+    # a side that "all" made Pearson's is Pearson's on the pairs' rows too
+    if (bo$fallback == 3L && zero_mad[1L]) px[3L] <- 1
+    if (bo$fallback == 3L && zero_mad[2L]) py[3L] <- 1
+  }
+  nax <- bitwAnd(prx[[2L]], 1L) != 0L
+  nay <- if (is.null(y)) nax else bitwAnd(pry[[2L]], 1L) != 0L
+  if (any(nax)) post$na_row <- nax
+  if (any(nay)) post$na_col <- nay
+  q <- if (is.null(y)) ncol(x) else ncol(y)
+  done <- FALSE
+  if (backend == "gpu") on.exit(if (!done) .gpu_forget())
+  t0 <- proc.time()[["elapsed"]]
+  pw <- .Call(C_gpucor_bicor_file, prx[[1L]], pry[[1L]], x, y, prx[[2L]], pry[[2L]],
+              c(px, py, bo$quick, pairs), opts, .hdf5_spec(output, ncol(x), q, post), fun)
+  done <- TRUE
+  if (verbose)
+    .engine_report(fun, attr(pw, "threads"), precision, proc.time()[["elapsed"]] - t0, devices)
+  zero_mad <- zero_mad | pw[2:3] != 0
+  cy <- if (is.null(y)) colnames(x) else colnames(y)
+  r <- .hdf5_result(output, list(colnames(x), cy))
+  for (k in which(zero_mad)) .zero_mad_warning(c("x", "y")[k], bo$fallback)
+  if (pw[1L] > 0)
     warning("Missing values generated in calculation of bicor. Likely cause: too many missing entries, zero median absolute deviation, or zero variance.",
             call. = FALSE)
   r
@@ -259,7 +309,14 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
 #'   works pairwise with `quick` as in [gpu_bicor()].
 #' @param maxPOutliers,quick,pearsonFallback bicor's options ([gpu_bicor()]).
 #' @param backend,precision,devices,verbose as for [gpu_cor()].
-#' @return The n x n adjacency matrix with the column names of `x`.
+#' @param output `NULL` (default: the result in memory), or [gpu_hdf5()]:
+#'   the matrix is written to an HDF5 file as the engine makes it (the power
+#'   applied as in memory; the `NA` rows and columns, and bicor's pairs with
+#'   missing values, done to each band of columns before it is written),
+#'   never whole in memory, and returned as an `HDF5Array` with the values
+#'   of the call in memory.
+#' @return The n x n adjacency matrix with the column names of `x`; with
+#'   `output`, an `HDF5Array`.
 #' @seealso [gpu_tom()], [gpu_soft_threshold()]
 #' @examples
 #' x <- matrix(rnorm(30 * 8), 30, 8)
@@ -272,9 +329,10 @@ gpu_adjacency <- function(x, power = 6, type = c("unsigned", "signed", "signed h
                           backend = getOption("gpucor.backend", "auto"),
                           precision = c("double", "single"),
                           devices = getOption("gpucor.devices", 0L),
-                          verbose = getOption("gpucor.verbose", FALSE)) {
+                          verbose = getOption("gpucor.verbose", FALSE), output = NULL) {
   verbose <- .check_verbose(verbose)
   devices <- .check_devices(devices)
+  output <- .check_output(output)
   precision <- match.arg(precision)
   power <- .wgcna_power(power)
   type <- .wgcna_choice(type[1L], .network_types, "type")
@@ -283,13 +341,31 @@ gpu_adjacency <- function(x, power = 6, type = c("unsigned", "signed", "signed h
   bo <- .bicor_opts(maxPOutliers, quick, pearsonFallback)
   x <- .wgcna_matrix(x, "x")
   if (.gpucor_uses[use] == "all.obs" && anyNA(x)) stop("missing observations in cov/cor")
+  .adjacency_run(x, power, type, corType, use, bo, backend, precision, devices, verbose,
+                 output)
+}
+
+# gpu_adjacency() after its checks (and gpu_tom()'s TOMType "none" into a
+# file).  With 'output' the matrix goes to that file and its HDF5Array
+# comes back; 'post' (.hdf5_post()) then adds steps after R's own (gpu_tom's
+# unit diagonal, and 1 - A for a 'dist').
+.adjacency_run <- function(x, power, type, corType, use, bo, backend, precision, devices,
+                           verbose, output = NULL, post = .hdf5_post()) {
   p <- ncol(x)
-  .memory_guard(8 * as.double(p) * p, sprintf("gpu_adjacency(): the %d x %d result", p, p),
-                "gpu_soft_threshold() and gpu_tom() never hold it.")
+  .memory_guard(8 * as.double(p) * p * is.null(output),
+                sprintf("gpu_adjacency(): the %d x %d result", p, p),
+                "gpu_soft_threshold() and gpu_tom() never hold it; output = gpu_hdf5() writes it to a file.")
   backend <- .resolve_backend(backend, work = as.double(p) * p / 2 * nrow(x))
   opts <- .engine_opts(backend, precision, verbose, devices)
   inp <- .network_input(x, corType, use, bo, opts)
   if (is.null(inp)) {
+    if (!is.null(output)) {
+      # the power on the host, to the bicor values as .adjacency_of() takes it
+      post$epi <- .epi_adjacency[[type]]
+      post$beta <- power
+      return(.bicor_run(x, NULL, bo, TRUE, TRUE, backend, precision, devices, verbose,
+                        "gpu_adjacency", output, post))
+    }
     r <- .bicor_run(x, NULL, bo, TRUE, TRUE, backend, precision, devices, verbose,
                     "gpu_adjacency")
     a <- .adjacency_of(r, type, power)
@@ -297,7 +373,7 @@ gpu_adjacency <- function(x, power = 6, type = c("unsigned", "signed", "signed h
     na_cols <- if (is.null(inp$na_cols)) .constant_cols(x) else inp$na_cols
     return(.network_call(inp, 1L, .network_params(.epi_adjacency[[type]], power), opts,
                          backend, precision, devices, verbose, "gpu_adjacency",
-                         colnames(x), na_cols))
+                         colnames(x), na_cols, output = output, post = post))
   }
   dimnames(a) <- list(colnames(x), colnames(x))
   a
@@ -307,13 +383,23 @@ gpu_adjacency <- function(x, power = 6, type = c("unsigned", "signed", "signed h
 # back through a closure would be copied at its next attribute change):
 # NA rows and columns (na_cols), dimnames from labels, or the attributes of
 # a 'dist' of 1 - TOM; a warning when genes with NA adjacencies made TOM
-# values NA.
+# values NA.  With 'output' the matrix (a 'dist' as its full matrix) goes
+# to that file, the NA rows and columns and the steps of 'post'
+# (.hdf5_post()) done by the file sink, and its HDF5Array comes back.
 .network_call <- function(inp, what, params, opts, backend, precision, devices, verbose, fun,
-                          labels = NULL, na_cols = NULL, call = NULL, size = NULL) {
+                          labels = NULL, na_cols = NULL, call = NULL, size = NULL,
+                          output = NULL, post = .hdf5_post()) {
+  spec <- NULL
+  if (!is.null(output)) {
+    if (any(na_cols)) post$na_row <- post$na_col <- na_cols
+    g <- if (inp$method == 0L) nrow(inp$x) else ncol(inp$x)
+    spec <- .hdf5_spec(output, g, g, post)
+  }
   done <- FALSE
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
   t0 <- proc.time()[["elapsed"]]
-  r <- .Call(C_gpucor_network, inp$x, what, inp$method, inp$use, inp$rows, params, opts)
+  r <- .Call(C_gpucor_network, inp$x, what, inp$method, inp$use, inp$rows, params, opts,
+             spec)
   done <- TRUE
   if (verbose)
     .engine_report(fun, attr(r, "threads"), precision, proc.time()[["elapsed"]] - t0, devices)
@@ -321,7 +407,9 @@ gpu_adjacency <- function(x, power = 6, type = c("unsigned", "signed", "signed h
   # stats::cor's warning, which WGCNA's Spearman (stats' cor) passes on
   if (isTRUE(attr(r, "sd0")) && inp$method == 2L && what == 1L)
     warning("the standard deviation is zero", call. = FALSE)
-  if (what == 4L) {
+  if (!is.null(output)) {
+    r <- .hdf5_result(output, if (!is.null(labels)) list(labels, labels))
+  } else if (what == 4L) {
     attributes(r) <- list(Size = size, Labels = labels, Diag = FALSE, Upper = FALSE,
                           method = "1 - TOM", call = call, class = "dist")
   } else {
@@ -502,8 +590,20 @@ gpu_soft_threshold <- function(x, powerVector = c(1:10, seq(12, 20, 2)),
 #'   \[0, 1\] (\[-1, 1\] for `TOMType = "signed"`); `NA` counts as 0.
 #' @param maxPOutliers,quickCor,pearsonFallback bicor's options
 #'   ([gpu_bicor()]'s `quick` is `quickCor` here, as in WGCNA).
+#' @param output `NULL` (default: the result in memory), or [gpu_hdf5()]:
+#'   the TOM matrix is written to an HDF5 file panel by panel as the engine
+#'   makes it, never whole in host memory, and returned as an `HDF5Array`
+#'   with the values of the call in memory.  With `dist = TRUE` the file
+#'   holds the full n x n matrix of \eqn{1 - TOM}, diagonal 0 (what
+#'   `gpu_dist(output =)` writes for a `dist`).  The CPU engine still holds
+#'   the adjacency in host memory (n^2 doubles), the GPU engine in device
+#'   memory; with `corType = "bicor"` and missing values the adjacency is
+#'   made in host memory on either engine (its pairs are recomputed on the
+#'   CPU).  `TOMType = "none"` writes the adjacency as it comes out of the
+#'   engine.
 #' @return The n x n TOM matrix (dimnames from the gene names, diagonal 1),
-#'   or with `dist = TRUE` a `dist` of \eqn{1 - TOM}.
+#'   or with `dist = TRUE` a `dist` of \eqn{1 - TOM}; with `output`, an
+#'   `HDF5Array` of either.
 #' @seealso [gpu_soft_threshold()], [gpu_adjacency()], [gpu_hclust()]
 #' @examples
 #' x <- matrix(rnorm(30 * 10), 30, 10)
@@ -517,9 +617,10 @@ gpu_tom <- function(x = NULL, power = 6, networkType = "unsigned",
                     backend = getOption("gpucor.backend", "auto"),
                     precision = c("double", "single"),
                     devices = getOption("gpucor.devices", 0L),
-                    verbose = getOption("gpucor.verbose", FALSE)) {
+                    verbose = getOption("gpucor.verbose", FALSE), output = NULL) {
   verbose <- .check_verbose(verbose)
   devices <- .check_devices(devices)
+  output <- .check_output(output)
   precision <- match.arg(precision)
   TOMType <- .wgcna_choice(TOMType, .tom_types, "TOMType")
   TOMDenom <- .wgcna_choice(TOMDenom, c("min", "mean"), "TOMDenom")
@@ -550,11 +651,23 @@ gpu_tom <- function(x = NULL, power = 6, networkType = "unsigned",
                     (TOMType == "signed" && networkType == "unsigned")) "keep_sign" else networkType
     epi <- .epi_adjacency[[adj_type]]
   }
-  .memory_guard((if (dist) 4 else 8) * as.double(n) * n,
-                sprintf("gpu_tom(): the %s of %d genes", if (dist) "'dist'" else "matrix", n),
-                if (dist) "" else "dist = TRUE takes half as much.")
+  if (is.null(output))
+    .memory_guard((if (dist) 4 else 8) * as.double(n) * n,
+                  sprintf("gpu_tom(): the %s of %d genes", if (dist) "'dist'" else "matrix", n),
+                  if (dist) "" else "dist = TRUE takes half as much.")
   backend <- .resolve_backend(backend, work = as.double(n)^3 / 2)
   opts <- .engine_opts(backend, precision, verbose, devices)
+  if (!is.null(output) && is.null(adjacency) && TOMType == "none") {
+    # the adjacency, its diagonal 1 (and 1 - A for a 'dist') as in memory
+    return(.adjacency_run(x, power, networkType, corType,
+                          match("pairwise.complete.obs", .gpucor_uses), bo, backend,
+                          precision, devices, verbose, output,
+                          .hdf5_post(diag = 1, epi2 = if (dist) 1L else 0L)))
+  }
+  if (!is.null(output) && backend == "cpu")
+    .memory_guard(8 * as.double(n) * n,
+                  sprintf("gpu_tom(): the CPU engine's adjacency of %d genes", n),
+                  "The GPU engine holds it in GPU memory.")
   if (is.null(adjacency)) {
     # TOMsimilarityFromExpr() calls bicor's C code: no zero-MAD warning
     inp <- .network_input(x, corType, match("pairwise.complete.obs", .gpucor_uses), bo, opts,
@@ -579,7 +692,7 @@ gpu_tom <- function(x = NULL, power = 6, networkType = "unsigned",
   .network_call(inp, if (dist) 4L else 3L,
                 .network_params(epi, power, tom = tom_code, mean_denom = TOMDenom == "mean"),
                 opts, backend, precision, devices, verbose, "gpu_tom", labels,
-                call = match.call(), size = n)
+                call = match.call(), size = n, output = output)
 }
 
 # TOMsimilarity()'s checks of an adjacency, with clearer words; NA -> 0.

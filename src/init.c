@@ -26,8 +26,10 @@ SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
                 SEXP parts);
 SEXP gpucor_bicor_prep(SEXP x, SEXP params, SEXP opts);
 SEXP gpucor_bicor_pairs(SEXP x, SEXP fx, SEXP y, SEXP fy, SEXP params, SEXP r, SEXP opts);
+SEXP gpucor_bicor_file(SEXP zx, SEXP zy, SEXP x, SEXP y, SEXP fx, SEXP fy, SEXP params,
+                       SEXP opts, SEXP file, SEXP what);
 SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP params,
-                    SEXP opts);
+                    SEXP opts, SEXP file);
 SEXP gpucor_gpu_info(void);
 SEXP gpucor_max_threads(void);
 SEXP gpucor_gpu_release(void);
@@ -70,7 +72,8 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_hclust, 8),
     CALLDEF(gpucor_bicor_prep, 3),
     CALLDEF(gpucor_bicor_pairs, 7),
-    CALLDEF(gpucor_network, 7),
+    CALLDEF(gpucor_bicor_file, 10),
+    CALLDEF(gpucor_network, 8),
     CALLDEF(gpucor_gpu_info, 0),
     CALLDEF(gpucor_max_threads, 0),
     CALLDEF(gpucor_gpu_release, 0),

@@ -19,6 +19,29 @@ static int file_interrupted(void)
 
 #define field gpucor_field
 
+/* The post steps (file.h's gc_file_post) R asks for: list(epi, beta,
+ * na_row, na_col, diag, epi2), the NA flags logicals or NULL, diag NA for
+ * none (R/hdf5.R, .hdf5_post). */
+static void read_post(SEXP post, size_t p, size_t q, gc_file_post *ps)
+{
+    if (TYPEOF(post) != VECSXP) error("internal error: invalid output steps");
+    SEXP nr = field(post, "na_row"), nc = field(post, "na_col");
+    if ((!isNull(nr) && (TYPEOF(nr) != LGLSXP || (size_t) XLENGTH(nr) != p)) ||
+        (!isNull(nc) && (TYPEOF(nc) != LGLSXP || (size_t) XLENGTH(nc) != q)))
+        error("internal error: invalid NA rows or columns");
+    ps->epi = asInteger(field(post, "epi"));
+    ps->beta = asReal(field(post, "beta"));
+    ps->na_row = isNull(nr) ? NULL : LOGICAL(nr);
+    ps->na_col = isNull(nc) ? NULL : LOGICAL(nc);
+    double d = asReal(field(post, "diag"));
+    ps->set_diag = !ISNA(d);
+    ps->diag = ps->set_diag ? d : 0;
+    ps->epi2 = asInteger(field(post, "epi2"));
+    if (ps->epi < EPI_IDENTITY || ps->epi > EPI_ADJ_KEEP_SIGN || ps->epi2 < EPI_IDENTITY ||
+        ps->epi2 > EPI_ADJ_KEEP_SIGN)
+        error("internal error: invalid output steps");
+}
+
 gc_file *gpucor_file_open(SEXP spec, size_t p, size_t q, int symmetric, int zero_diag,
                           const gc_opts *o, gc_sink *sink, gc_host *host, const char *what)
 {
@@ -43,6 +66,8 @@ gc_file *gpucor_file_open(SEXP spec, size_t p, size_t q, int symmetric, int zero
     s.zero_diag = zero_diag;
     s.nthreads = o->nthreads > 0 ? o->nthreads : 1;
     s.cap = (size_t) asReal(field(spec, "cap"));
+    SEXP post = field(spec, "post");
+    if (!isNull(post)) read_post(post, p, q, &s.post);
     gc_file *f = NULL;
     char msg[512] = "";
     if (gc_file_open(&s, &f, msg, sizeof msg) != GPUCOR_OK)

@@ -3,7 +3,10 @@
  * column preparation and its pairwise-NA pairs (algo/bicor.h), and one
  * entry for what is made of the correlations -- the adjacency matrix, the
  * soft-threshold scan's connectivities (SINK_POWSUM), the TOM (algo/tom.h)
- * as a matrix or as the 'dist' of 1 - TOM -- on either engine.
+ * as a matrix or as the 'dist' of 1 - TOM -- on either engine.  A matrix
+ * may go to a file instead (gpu_hdf5(): output.h), with R's steps after
+ * the engine done by the file sink to each band (file.h's post steps), and
+ * bicor's pairs with NAs recomputed there too (gpucor_bicor_file).
  */
 #include <R.h>
 #include <Rinternals.h>
@@ -12,6 +15,7 @@
 #include "gpucor.h"
 #include "status.h"
 #include "network.h"
+#include "output.h"
 #include "algo/bicor.h"
 #include "algo/tom.h"
 
@@ -82,6 +86,78 @@ SEXP gpucor_bicor_pairs(SEXP x, SEXP fx, SEXP y, SEXP fy, SEXP params, SEXP r, S
     return ans;
 }
 
+/* gpu_bicor(output =) and the adjacencies of bicor with pairwise NAs: the
+ * product of the prepared columns zx (and zy) written to the file (the
+ * output spec, with R's post steps), and with 'pairs' the pairs with NAs
+ * recomputed on their common rows in each band before it is written
+ * (algo/bicor.h), never the whole matrix in memory.  params: x's three,
+ * y's three, quick, pairs.  Returns c(pairs that became NA, zero MAD met in
+ * x, in y), as gpucor_bicor_pairs. */
+SEXP gpucor_bicor_file(SEXP zx, SEXP zy, SEXP x, SEXP y, SEXP fx, SEXP fy, SEXP params,
+                       SEXP opts, SEXP file, SEXP what)
+{
+    int sym = isNull(zy);
+    if (TYPEOF(zx) != REALSXP || !isMatrix(zx) || TYPEOF(x) != REALSXP || !isMatrix(x) ||
+        nrows(x) != nrows(zx) || ncols(x) != ncols(zx) || TYPEOF(fx) != INTSXP ||
+        XLENGTH(fx) != ncols(x))
+        error("internal error: invalid 'x'");
+    if (!sym && (TYPEOF(zy) != REALSXP || !isMatrix(zy) || TYPEOF(y) != REALSXP ||
+                 !isMatrix(y) || nrows(y) != nrows(x) || nrows(zy) != nrows(y) ||
+                 ncols(zy) != ncols(y) || TYPEOF(fy) != INTSXP || XLENGTH(fy) != ncols(y)))
+        error("internal error: invalid 'y'");
+    if (TYPEOF(params) != REALSXP || XLENGTH(params) != 8) error("invalid bicor parameters");
+    if (!isString(what) || XLENGTH(what) != 1) error("internal error: invalid caller");
+    const char *fun = CHAR(STRING_ELT(what, 0));
+    size_t n = (size_t) nrows(x), p = (size_t) ncols(x), q = sym ? p : (size_t) ncols(y);
+    gc_opts o;
+    gpucor_opts(opts, &o);
+    gc_bicor_opts ox, oy;
+    bicor_opts(REAL(params), &ox);
+    bicor_opts(REAL(params) + 3, &oy);
+    int pairs = REAL(params)[7] != 0;
+
+    SEXP ans = PROTECT(allocVector(REALSXP, 3));
+    memset(REAL(ans), 0, 3 * sizeof(double));
+    gc_sink sink = {SINK_DENSE, EPI_IDENTITY, sym, p, q, NULL};
+    gpucor_progress pr;
+    gc_host host;
+    gpucor_host_init(&host, &o, &pr);
+    gc_file *f = gpucor_file_open(file, p, q, sym, 0, &o, &sink, &host, fun);
+    gc_bicor_pairs_ctx *pc = NULL;
+    int status = GPUCOR_OK, sd0 = 0, used = 0;
+    char msg[512] = "";
+    if (pairs) {
+        status = gc_bicor_pairs_open(REAL(x), n, p, INTEGER(fx), &ox, sym ? NULL : REAL(y), q,
+                                     sym ? NULL : INTEGER(fy), &oy, REAL(params)[6],
+                                     o.nthreads, &pc);
+        if (status == GPUCOR_OK) gc_file_set_hook(f, gc_bicor_pairs_columns, pc);
+        else snprintf(msg, sizeof msg, "out of host memory");
+    }
+    if (status == GPUCOR_OK) {
+        gc_cor_input in = {REAL(zx), sym ? NULL : REAL(zy), n, p, q, NULL, n, COR_PEARSON,
+                           USE_EVERYTHING, 1, 0};
+        status = gpucor_cor_engine(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
+    }
+    if (pc) {
+        size_t nna = 0;
+        int zmad[2] = {0, 0};
+        gc_bicor_pairs_close(pc, &nna, zmad);
+        REAL(ans)[0] = (double) nna;
+        REAL(ans)[1] = zmad[0];
+        REAL(ans)[2] = zmad[1];
+    }
+    UNPROTECT(1);
+    gpucor_file_finish(f, status, fun, msg);   /* raises on failure */
+    PROTECT(ans);
+    if (used) gpucor_set_threads(ans, &o, used);
+    else {
+        gpucor_set_timing(ans, &o, host.seconds);
+        if (host.note[0]) warning("%s: %s", fun, host.note);
+    }
+    UNPROTECT(1);
+    return ans;
+}
+
 enum { NET_ADJACENCY = 1, NET_POWSUM = 2, NET_TOM = 3, NET_TOM_DIST = 4 };
 
 static int list_int(SEXP l, int k) { return asInteger(VECTOR_ELT(l, k)); }
@@ -89,16 +165,20 @@ static double list_real(SEXP l, int k) { return asReal(VECTOR_ELT(l, k)); }
 
 /* x: the data (n x p; method 1 Pearson, 2 Spearman, 3 the prepared columns
  * of bicor, uncentred) or an adjacency (method 0; TOM only); use, rows as
- * gpu_cor's.  params: list(epilogue, beta, powers, tom type, mean denom). */
+ * gpu_cor's.  params: list(epilogue, beta, powers, tom type, mean denom).
+ * file: NULL, or the output spec of the adjacency or TOM matrix (a TOM
+ * 'dist' as the full matrix of 1 - TOM, diagonal 0); then TRUE comes back
+ * (with the attributes). */
 SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP params,
-                    SEXP opts)
+                    SEXP opts, SEXP file)
 {
     if (TYPEOF(x) != REALSXP || !isMatrix(x)) error("internal error: 'x' must be a double matrix");
     if (TYPEOF(params) != VECSXP || XLENGTH(params) != 5) error("internal error: invalid parameters");
     if (!isNull(rows) && TYPEOF(rows) != INTSXP) error("'rows' must be an integer vector");
     int w = asInteger(what), m = asInteger(method), u = asInteger(use) - 1;
     if (w < NET_ADJACENCY || w > NET_TOM_DIST || m < 0 || m > 3 ||
-        u < USE_EVERYTHING || u > USE_PAIRWISE || (m == 0 && w < NET_TOM))
+        u < USE_EVERYTHING || u > USE_PAIRWISE || (m == 0 && w < NET_TOM) ||
+        (!isNull(file) && w == NET_POWSUM))
         error("internal error: invalid network request");
     size_t n = (size_t) nrows(x), p = m ? (size_t) ncols(x) : n;
     if (m == 0 && (size_t) ncols(x) != n) error("the adjacency must be square");
@@ -118,12 +198,22 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
     size_t nbad = 0;
     char msg[512] = "";
     SEXP ans = R_NilValue;
+    const char *fun = w == NET_ADJACENCY ? "gpu_adjacency"
+                    : w == NET_POWSUM ? "gpu_soft_threshold" : "gpu_tom";
+    gc_file *f = NULL;
 
     if (w == NET_ADJACENCY || w == NET_POWSUM) {
         gc_sink sink = {SINK_DENSE, epi, 1, p, p};
         sink.beta = beta;
         gc_powsum ps = {0};
-        if (w == NET_ADJACENCY) {
+        if (!isNull(file)) {
+            /* the sink applies the epilogue to the tiles (the GPU's on the
+             * device), as the dense one does */
+            /* a fresh TRUE: attributes go on it (ScalarLogical's is R's own) */
+            ans = PROTECT(allocVector(LGLSXP, 1)); nprot++;
+            LOGICAL(ans)[0] = TRUE;
+            f = gpucor_file_open(file, p, p, 1, 0, &o, &sink, &host, fun);
+        } else if (w == NET_ADJACENCY) {
             ans = PROTECT(allocMatrix(REALSXP, (int) p, (int) p)); nprot++;
             sink.out = REAL(ans);
         } else {
@@ -145,10 +235,21 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
         /* the genes: p (x's columns, or the adjacency's side) */
         size_t g = p;
         size_t len = w == NET_TOM ? g * g : dist_len(g);
-        ans = PROTECT(w == NET_TOM ? allocMatrix(REALSXP, (int) g, (int) g)
-                                   : allocVector(REALSXP, (R_xlen_t) len)); nprot++;
         gc_sink out = {w == NET_TOM ? SINK_DENSE : SINK_DIST,
-                       w == NET_TOM ? EPI_IDENTITY : EPI_ONE_MINUS, 1, g, g, REAL(ans)};
+                       w == NET_TOM ? EPI_IDENTITY : EPI_ONE_MINUS, 1, g, g};
+        if (!isNull(file)) {
+            /* before the adjacency's memory is taken: opening may raise.  A
+             * 'dist' is the matrix of 1 - TOM, diagonal 0 (as gpu_dist's);
+             * the GPU then makes matrix panels, the same GEMMs as a TOM
+             * matrix's (tom.cu) */
+            ans = PROTECT(allocVector(LGLSXP, 1)); nprot++;
+            LOGICAL(ans)[0] = TRUE;
+            f = gpucor_file_open(file, g, g, 1, w == NET_TOM_DIST, &o, &out, &host, fun);
+        } else {
+            ans = PROTECT(w == NET_TOM ? allocMatrix(REALSXP, (int) g, (int) g)
+                                       : allocVector(REALSXP, (R_xlen_t) len)); nprot++;
+            out.out = REAL(ans);
+        }
         if (o.gpu) {
 #ifdef GPUCOR_CUDA
             int dev = o.ndevices ? o.devices[0] : 0;
@@ -183,7 +284,10 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
             double *A = calloc(ld * g + 1, sizeof(double));
             if (!A) {
                 UNPROTECT(nprot);
-                error("gpu_tom: out of host memory for the %.2f GB adjacency", ld * g * 8.0 / 1e9);
+                snprintf(msg, sizeof msg, "out of host memory for the %.2f GB adjacency",
+                         ld * g * 8.0 / 1e9);
+                if (f) gpucor_file_finish(f, GPUCOR_ERR_ALLOC, fun, msg);   /* raises */
+                error("gpu_tom: %s", msg);
             }
             if (m == 0) {
                 for (size_t j = 0; j < g; j++)
@@ -196,10 +300,13 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
             free(A);
         }
     }
-    if (status != GPUCOR_OK) {
+    if (f) {
         UNPROTECT(nprot);
-        gpucor_raise_msg(status, w == NET_ADJACENCY ? "gpu_adjacency"
-                         : w == NET_POWSUM ? "gpu_soft_threshold" : "gpu_tom", msg);
+        gpucor_file_finish(f, status, fun, msg);   /* raises on failure */
+        PROTECT(ans);
+    } else if (status != GPUCOR_OK) {
+        UNPROTECT(nprot);
+        gpucor_raise_msg(status, fun, msg);
     }
     if (used) gpucor_set_threads(ans, &o, used);
     else {

@@ -201,16 +201,70 @@ static const double *pair_col(const double *x, size_t n, size_t c, size_t own_na
     return buf;
 }
 
-typedef struct {
+struct gc_bicor_pairs_ctx {
     const double *x, *y, *zx, *zy, *r;
     size_t n, p, maxdiff;
     const size_t *nax, *nay;
     const int *fx, *fy;
     const gc_bicor_opts *ox, *oy;
-    int sym;
+    int sym, nthreads;
     size_t nna;
     int zmad[2];
-} pairs_ctx;
+    size_t *na;        /* owned: nax and nay */
+    double *zown;      /* owned: the columns' own preparations */
+};
+typedef struct gc_bicor_pairs_ctx pairs_ctx;
+
+/* Pair (i, j) on the rows both columns observe into *t, when it is one to
+ * recompute (its columns not NA, one of them with more than maxdiff NAs);
+ * else *t is left as it is.  'count': the pair counts towards nna (a
+ * symmetric result's mirrored pairs do not, so each pair counts once).
+ * work: 7 n doubles; skip: n bytes. */
+static void pair_value(pairs_ctx *c, size_t i, size_t j, double *t, int count,
+                       double *work, unsigned char *skip)
+{
+    size_t n = c->n;
+    if ((c->fx[i] & BICOR_COL_NA) || (c->fy[j] & BICOR_COL_NA)) return;
+    if (c->nax[i] <= c->maxdiff && c->nay[j] <= c->maxdiff) return;
+    const double *xi = c->x + i * n, *yj = c->y + j * n;
+    size_t un = 0;
+    for (size_t k = 0; k < n; k++) {
+        skip[k] = isnan(xi[k]) || isnan(yj[k]);
+        un += skip[k];
+    }
+    int nai, naj, zi = 0, zj = 0;
+    const double *u = pair_col(c->x, n, i, c->nax[i], un, c->maxdiff, skip, c->ox,
+                               work + 2 * n, work + 4 * n, c->zx + i * n, &nai, &zi);
+    const double *v = pair_col(c->y, n, j, c->nay[j], un, c->maxdiff, skip, c->oy,
+                               work, work + 4 * n, c->zy + j * n, &naj, &zj);
+    if (zi || zj) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+        c->zmad[c->sym ? 0 : (zi ? 0 : 1)] = 1;
+        if (!c->sym && zi && zj) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+            c->zmad[1] = 1;
+        }
+    }
+    if (u == c->zx + i * n && v == c->zy + j * n) return;   /* as the product has it */
+    if (nai || naj) {
+        *t = gpucor_na_real;
+        if (count) {
+#ifdef _OPENMP
+#pragma omp atomic
+#endif
+            c->nna++;
+        }
+        return;
+    }
+    long double d = 0;
+    for (size_t k = 0; k < n; k++) d += (long double) u[k] * v[k];
+    double r = (double) d;
+    *t = r > 1 ? 1 : (r < -1 ? -1 : r);
+}
 
 /* A tile of the result: the pairs to recompute on their common rows, the
  * others as the product made them (r).  Scratch: 7 n doubles, n bytes. */
@@ -218,56 +272,104 @@ static void pairs_fill(void *vctx, size_t i0, size_t ni, size_t j0, size_t nj,
                        double *tile, void *scratch)
 {
     pairs_ctx *c = (pairs_ctx *) vctx;
-    size_t n = c->n;
     double *work = (double *) scratch;
-    unsigned char *skip = (unsigned char *) (work + 7 * n);
+    unsigned char *skip = (unsigned char *) (work + 7 * c->n);
     for (size_t b = 0; b < nj; b++) {
         size_t j = j0 + b;
         for (size_t a = 0; a < ni; a++) {
             size_t i = i0 + a;
             double *t = tile + a + b * ni;
             *t = c->r[i + j * c->p];
-            if ((c->sym && j >= i) || (c->fx[i] & BICOR_COL_NA) || (c->fy[j] & BICOR_COL_NA))
-                continue;
-            if (c->nax[i] <= c->maxdiff && c->nay[j] <= c->maxdiff) continue;
-            const double *xi = c->x + i * n, *yj = c->y + j * n;
-            size_t un = 0;
-            for (size_t k = 0; k < n; k++) {
-                skip[k] = isnan(xi[k]) || isnan(yj[k]);
-                un += skip[k];
-            }
-            int nai, naj, zi = 0, zj = 0;
-            const double *u = pair_col(c->x, n, i, c->nax[i], un, c->maxdiff, skip, c->ox,
-                                       work + 2 * n, work + 4 * n, c->zx + i * n, &nai, &zi);
-            const double *v = pair_col(c->y, n, j, c->nay[j], un, c->maxdiff, skip, c->oy,
-                                       work, work + 4 * n, c->zy + j * n, &naj, &zj);
-            if (zi || zj) {
-#ifdef _OPENMP
-#pragma omp atomic write
-#endif
-                c->zmad[c->sym ? 0 : (zi ? 0 : 1)] = 1;
-                if (!c->sym && zi && zj) {
-#ifdef _OPENMP
-#pragma omp atomic write
-#endif
-                    c->zmad[1] = 1;
-                }
-            }
-            if (u == c->zx + i * n && v == c->zy + j * n) continue;   /* as the product has it */
-            if (nai || naj) {
-                *t = gpucor_na_real;
-#ifdef _OPENMP
-#pragma omp atomic
-#endif
-                c->nna++;
-                continue;
-            }
-            long double d = 0;
-            for (size_t k = 0; k < n; k++) d += (long double) u[k] * v[k];
-            double r = (double) d;
-            *t = r > 1 ? 1 : (r < -1 ? -1 : r);
+            if (c->sym && j >= i) continue;
+            pair_value(c, i, j, t, 1, work, skip);
         }
     }
+}
+
+int gc_bicor_pairs_open(const double *x, size_t n, size_t p, const int *fx,
+                        const gc_bicor_opts *ox, const double *y, size_t q,
+                        const int *fy, const gc_bicor_opts *oy, double quick,
+                        int nthreads, gc_bicor_pairs_ctx **out)
+{
+    int sym = y == NULL;
+    if (sym) { y = x; q = p; fy = fx; oy = ox; }
+    *out = NULL;
+    pairs_ctx *c = calloc(1, sizeof *c);
+    if (!c) return GPUCOR_ERR_ALLOC;
+    c->na = calloc(p + q + 1, sizeof(size_t));
+    c->zown = malloc((p + (sym ? 0 : q)) * n * sizeof(double) + 1);
+    int *ftmp = malloc((p + q + 1) * sizeof(int));
+    if (!c->na || !c->zown || !ftmp) goto fail;
+    for (size_t k = 0; k < p * n; k++) c->na[k / n] += isnan(x[k]);
+    for (size_t k = 0; k < q * n; k++) c->na[p + k / n] += isnan(y[k]);
+    /* each column's own preparation, as the product had it */
+    if (gc_bicor_prep(x, n, p, ox, c->zown, ftmp, nthreads) ||
+        (!sym && gc_bicor_prep(y, n, q, oy, c->zown + p * n, ftmp + p, nthreads)))
+        goto fail;
+    free(ftmp);
+    c->x = x; c->y = y; c->zx = c->zown; c->zy = sym ? c->zown : c->zown + p * n;
+    c->n = n; c->p = p; c->maxdiff = (size_t) (quick * (double) n);
+    c->nax = c->na; c->nay = c->na + p;
+    c->fx = fx; c->fy = fy; c->ox = ox; c->oy = oy; c->sym = sym;
+    c->nthreads = nthreads > 0 ? nthreads : 1;
+    *out = c;
+    return GPUCOR_OK;
+fail:
+    free(ftmp);
+    gc_bicor_pairs_close(c, NULL, NULL);
+    return GPUCOR_ERR_ALLOC;
+}
+
+int gc_bicor_pairs_columns(void *ctx, size_t j0, size_t nj, double *val, size_t ld)
+{
+    pairs_ctx *c = (pairs_ctx *) ctx;
+    size_t n = c->n, p = c->p;
+    int failed = 0, nt = c->nthreads;
+#ifdef _OPENMP
+    /* within the CPU engine's team (a tile completed the band) one thread;
+     * on the GPU's committing thread, the CPU's threads */
+    if (omp_in_parallel()) nt = 1;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+#endif
+    {
+        double *work = malloc((7 * n + 1) * sizeof(double) + n + 1);
+        unsigned char *skip = work ? (unsigned char *) (work + 7 * n + 1) : NULL;
+        if (!work) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+            failed = 1;
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+        for (size_t b = 0; b < nj; b++) {
+            if (!work) continue;
+            size_t j = j0 + b;
+            for (size_t i = 0; i < p; i++) {
+                if (c->sym && i == j) continue;
+                /* a symmetric result's pair above the diagonal is its
+                 * mirror's, computed as gc_bicor_pairs computes that one */
+                if (c->sym && i < j) pair_value(c, j, i, val + i + b * ld, 0, work, skip);
+                else pair_value(c, i, j, val + i + b * ld, 1, work, skip);
+            }
+        }
+        free(work);
+    }
+    return failed;
+}
+
+void gc_bicor_pairs_close(gc_bicor_pairs_ctx *c, size_t *nna, int *zmad)
+{
+    if (nna) *nna = c ? c->nna : 0;
+    if (zmad) {
+        zmad[0] = c ? c->zmad[0] : 0;
+        zmad[1] = c ? c->zmad[1] : 0;
+    }
+    if (!c) return;
+    free(c->na);
+    free(c->zown);
+    free(c);
 }
 
 int gc_bicor_pairs(const double *x, size_t n, size_t p, const int *fx,
@@ -275,38 +377,18 @@ int gc_bicor_pairs(const double *x, size_t n, size_t p, const int *fx,
                    const int *fy, const gc_bicor_opts *oy, double quick,
                    double *r, size_t *nna, int *zmad, const gc_host *host)
 {
-    int sym = y == NULL, status = GPUCOR_OK;
-    if (sym) { y = x; q = p; fy = fx; oy = ox; }
-    pairs_ctx c;
-    memset(&c, 0, sizeof c);
-    size_t *na = calloc(p + q, sizeof(size_t));
-    double *zx = malloc((p + (sym ? 0 : q)) * n * sizeof(double) + 1);
-    int *ftmp = malloc((p + q + 1) * sizeof(int));
+    int sym = y == NULL;
+    pairs_ctx *c = NULL;
     *nna = 0;
     zmad[0] = zmad[1] = 0;
-    if (!na || !zx || !ftmp) { status = GPUCOR_ERR_ALLOC; goto done; }
-    c.zy = sym ? zx : zx + p * n;
-    for (size_t k = 0; k < p * n; k++) na[k / n] += isnan(x[k]);
-    for (size_t k = 0; k < q * n; k++) na[p + k / n] += isnan(y[k]);
-    /* each column's own preparation, as the product had it */
-    if (gc_bicor_prep(x, n, p, ox, zx, ftmp, host->opts->nthreads) ||
-        (!sym && gc_bicor_prep(y, n, q, oy, zx + p * n, ftmp + p, host->opts->nthreads))) {
-        status = GPUCOR_ERR_ALLOC;
-        goto done;
-    }
-    c.x = x; c.y = y; c.zx = zx; c.r = r;
-    c.n = n; c.p = p; c.maxdiff = (size_t) (quick * (double) n);
-    c.nax = na; c.nay = na + p;
-    c.fx = fx; c.fy = fy; c.ox = ox; c.oy = oy; c.sym = sym;
+    int status = gc_bicor_pairs_open(x, n, p, fx, ox, y, q, fy, oy, quick,
+                                     host->opts->nthreads, &c);
+    if (status != GPUCOR_OK) return status;
+    if (sym) q = p;
+    c->r = r;
     gc_sink sink = {SINK_DENSE, EPI_IDENTITY, sym, p, q, r};
     status = cpu_tiles_run(p, q, sym, host->opts->cpu_tile ? host->opts->cpu_tile : 32,
-                           pairs_fill, &c, 7 * n * sizeof(double) + n + 1, &sink, host, NULL);
-    *nna = c.nna;
-    zmad[0] = c.zmad[0];
-    zmad[1] = c.zmad[1];
-done:
-    free(na);
-    free(zx);
-    free(ftmp);
+                           pairs_fill, c, 7 * n * sizeof(double) + n + 1, &sink, host, NULL);
+    gc_bicor_pairs_close(c, nna, zmad);
     return status;
 }

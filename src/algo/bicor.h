@@ -57,4 +57,21 @@ int gc_bicor_pairs(const double *x, size_t n, size_t p, const int *fx,
                    const int *fy, const gc_bicor_opts *oy, double quick,
                    double *r, size_t *nna, int *zmad, const gc_host *host);
 
+/* The same pairs for a result that is never whole in memory (a file,
+ * engine/file.h): open() prepares what gc_bicor_pairs prepares (nthreads:
+ * the CPU's threads); columns() recomputes those pairs among columns [j0,
+ * j0 + nj) of the result, val[a + b * ld] holding the product's values of
+ * all p rows (a symmetric result's pairs above the diagonal as their
+ * mirrors', so the values are gc_bicor_pairs' bit for bit), returning
+ * nonzero when out of memory -- it is a gc_file_hook, and may run on any
+ * thread, several at once; close() gives *nna and zmad (as gc_bicor_pairs;
+ * either may be NULL) and frees. */
+typedef struct gc_bicor_pairs_ctx gc_bicor_pairs_ctx;
+int gc_bicor_pairs_open(const double *x, size_t n, size_t p, const int *fx,
+                        const gc_bicor_opts *ox, const double *y, size_t q,
+                        const int *fy, const gc_bicor_opts *oy, double quick,
+                        int nthreads, gc_bicor_pairs_ctx **out);
+int gc_bicor_pairs_columns(void *ctx, size_t j0, size_t nj, double *val, size_t ld);
+void gc_bicor_pairs_close(gc_bicor_pairs_ctx *c, size_t *nna, int *zmad);
+
 #endif

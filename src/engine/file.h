@@ -17,6 +17,13 @@
  * it.  The dataset is written under a temporary name ("<name>.incomplete")
  * and renamed when every band is in; a failure or an interrupt deletes it
  * (and the file, when this call created it).
+ *
+ * What R does to a result in memory after the engine (R/wgcna.R: bicor's
+ * pairs with NAs recomputed, NA rows and columns, an adjacency's power of
+ * those pairs, a diagonal, 1 - x) is done to each band once it is complete,
+ * before it is written (gc_file_post): the bands are then filled in double
+ * even when the file stores floats, so that each value is rounded to float
+ * once, after those steps, as the in-memory result would be.
  */
 #ifndef GPUCOR_FILE_H
 #define GPUCOR_FILE_H
@@ -29,6 +36,26 @@ extern "C" {
 
 typedef struct gc_file gc_file;
 
+/* Steps applied to a complete band, in this order, each as R applies it
+ * to a matrix in memory: the hook (gc_file_set_hook); 'epi' with 'beta' to
+ * every value (engine.h's EPI_*; NA passes); NA in the rows na_row[i] != 0
+ * and the columns na_col[j] != 0 (NULL: none); the diagonal set to 'diag'
+ * when set_diag; 'epi2' to every value. */
+typedef struct {
+    int epi;
+    double beta;
+    const int *na_row, *na_col;   /* p and q flags (R logicals), or NULL */
+    int set_diag;
+    double diag;
+    int epi2;
+} gc_file_post;
+
+/* A caller's step on columns [j0, j0 + nj) of the result, val[a + b * ld]
+ * (doubles: the values as the engine made them), in place; called from
+ * whichever engine thread completed the band (never R's API).  Nonzero:
+ * out of memory (the file fails). */
+typedef int (*gc_file_hook)(void *ctx, size_t j0, size_t nj, double *val, size_t ld);
+
 typedef struct {
     const char *path, *name;
     size_t p, q;          /* the result: p x q */
@@ -39,6 +66,7 @@ typedef struct {
     int zero_diag;        /* a distance: the diagonal is 0 */
     int nthreads;         /* compression threads */
     size_t cap;           /* bytes of complete bands queued before tiles wait */
+    gc_file_post post;    /* what is done to a complete band (all 0: nothing) */
 } gc_file_spec;
 
 /* 1 when the package was built with HDF5. */
@@ -54,6 +82,8 @@ int gc_file_open(const gc_file_spec *spec, gc_file **out, char *msg, size_t msgc
 void gc_file_put(gc_file *f, const void *val, size_t ld, int is_float, double scale,
                  size_t i0, size_t ni, size_t j0, size_t nj, int transposed, int epi,
                  double beta);
+/* The hook of the post steps (before the engine runs). */
+void gc_file_set_hook(gc_file *f, gc_file_hook hook, void *ctx);
 /* Nonzero once a write has failed (the engine should stop). */
 int gc_file_failed(gc_file *f);
 /* Stops the writer.  ok: the engine finished, so every band is in; then the

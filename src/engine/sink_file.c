@@ -31,6 +31,11 @@ void gc_file_put(gc_file *f, const void *val, size_t ld, int is_float, double sc
 
 int gc_file_failed(gc_file *f) { (void) f; return 1; }
 
+void gc_file_set_hook(gc_file *f, gc_file_hook hook, void *ctx)
+{
+    (void) f; (void) hook; (void) ctx;
+}
+
 int gc_file_close(gc_file *f, int ok, char *msg, size_t msgcap)
 {
     (void) f; (void) ok;
@@ -54,6 +59,12 @@ struct gc_file {
     gc_file_spec s;
     size_t esz, nband, band_bytes;
     int direct;                  /* chunks of whole columns: one per band */
+    int posting;                 /* post steps on complete bands (file.h) */
+    int fill_float;              /* bands filled with floats (no post steps) */
+    size_t alloc_bytes;          /* a band's memory: band_bytes, or its doubles
+                                    when floats are made of them at the end */
+    gc_file_hook hook;
+    void *hook_ctx;
     void **band;                 /* NULL until a tile reaches it */
     size_t *filled;              /* elements received */
     size_t *queue, qhead, qtail; /* complete bands, for the writer */
@@ -91,6 +102,32 @@ static size_t band_w(const gc_file *f, size_t k)
 {
     size_t j0 = k * f->s.cc;
     return f->s.q - j0 < f->s.cc ? f->s.q - j0 : f->s.cc;
+}
+
+/* Whether complete bands get post steps, and so the type bands are filled
+ * in (before any band exists). */
+static void set_posting(gc_file *f)
+{
+    const gc_file_post *ps = &f->s.post;
+    f->posting = f->hook || ps->epi != EPI_IDENTITY || ps->na_row || ps->na_col ||
+                 ps->set_diag || ps->epi2 != EPI_IDENTITY;
+    f->fill_float = f->s.out_float && !f->posting;
+    f->alloc_bytes = f->s.out_float && f->posting ? f->s.p * f->s.cc * sizeof(double)
+                                                  : f->band_bytes;
+}
+
+/* A value of the result as the file's float: R's NA becomes the float NA
+ * marker (other NaNs stay NaN). */
+static inline float to_float(double r)
+{
+    float v = (float) r;
+    uint64_t rb;
+    memcpy(&rb, &r, sizeof rb);
+    if (r != r && (rb & 0xffffffffu) == 1954u) {   /* R_IsNA */
+        uint32_t bits = GPUCOR_FLOAT_NA_BITS;
+        memcpy(&v, &bits, sizeof v);
+    }
+    return v;
 }
 
 static int write_band(gc_file *f, size_t k, const void *buf, size_t len)
@@ -187,14 +224,14 @@ static void *writer_main(void *arg)
              * next band (counted as live) */
             if (f->nspare < f->maxspare) {
                 f->spare[f->nspare++] = f->band[ks[b]];
-                f->queued -= f->band_bytes;
+                f->queued -= f->alloc_bytes;
                 f->band[ks[b]] = NULL;
                 continue;
             }
             free(f->band[ks[b]]);
             f->band[ks[b]] = NULL;
-            f->live -= f->band_bytes;
-            f->queued -= f->band_bytes;
+            f->live -= f->alloc_bytes;
+            f->queued -= f->alloc_bytes;
         }
         pthread_cond_broadcast(&f->space);
         pthread_mutex_unlock(&f->mu);
@@ -262,12 +299,13 @@ int gc_file_open(const gc_file_spec *spec, gc_file **out, char *msg, size_t msgc
     f->nband = spec->q && spec->p ? (spec->q + spec->cc - 1) / spec->cc : 0;
     f->band_bytes = spec->p * spec->cc * f->esz;
     f->direct = spec->cr == spec->p;
+    set_posting(f);
     const char *env = getenv("GPUCOR_TEST_FILE_FAIL");
     f->fail_after = env && env[0] ? strtol(env, NULL, 10) : -1;
     f->band = calloc(f->nband + 1, sizeof *f->band);
     f->filled = calloc(f->nband + 1, sizeof *f->filled);
     f->queue = calloc(f->nband + 1, sizeof *f->queue);
-    f->maxspare = f->band_bytes ? spec->cap / f->band_bytes : 0;
+    f->maxspare = f->alloc_bytes ? spec->cap / f->alloc_bytes : 0;
     if (f->maxspare > f->nband) f->maxspare = f->nband;
     f->spare = calloc(f->maxspare + 1, sizeof *f->spare);
     size_t nl = strlen(spec->name);
@@ -340,6 +378,17 @@ int gc_file_open(const gc_file_spec *spec, gc_file **out, char *msg, size_t msgc
     return GPUCOR_OK;
 }
 
+void gc_file_set_hook(gc_file *f, gc_file_hook hook, void *ctx)
+{
+    f->hook = hook;
+    f->hook_ctx = ctx;
+    /* bands of doubles now, perhaps: fewer spares (never more than the
+     * spare list was allocated for) */
+    set_posting(f);
+    f->maxspare = f->alloc_bytes ? f->s.cap / f->alloc_bytes : 0;
+    if (f->maxspare > f->nband) f->maxspare = f->nband;
+}
+
 int gc_file_failed(gc_file *f)
 {
     pthread_mutex_lock(&f->mu);
@@ -354,33 +403,76 @@ static void *band_of(gc_file *f, size_t k)
 {
     pthread_mutex_lock(&f->mu);
     while (!f->band[k] && !f->failed && !f->nspare && f->queued > 0 &&
-           f->live + f->band_bytes > f->s.cap)
+           f->live + f->alloc_bytes > f->s.cap)
         pthread_cond_wait(&f->space, &f->mu);
     if (!f->band[k] && !f->failed) {
         if (f->nspare) {
             f->band[k] = f->spare[--f->nspare];   /* live already */
         } else {
-            f->band[k] = malloc(f->band_bytes);
-            if (f->band[k]) f->live += f->band_bytes;
+            f->band[k] = malloc(f->alloc_bytes);
+            if (f->band[k]) f->live += f->alloc_bytes;
             else { errno = ENOMEM; fail(f, "allocating a band"); }
         }
-        /* padded to a whole chunk: the pad is written too, as zeros */
-        size_t used = f->s.p * band_w(f, k) * f->esz;
-        if (f->band[k] && used < f->band_bytes)
-            memset((char *) f->band[k] + used, 0, f->band_bytes - used);
+        /* padded to a whole chunk: the pad is written too, as zeros (a
+         * band narrowed to floats at the end is padded then) */
+        size_t used = f->s.p * band_w(f, k) * (f->fill_float ? sizeof(float)
+                                                              : sizeof(double));
+        if (f->band[k] && used < f->alloc_bytes)
+            memset((char *) f->band[k] + used, 0, f->alloc_bytes - used);
     }
     void *b = f->failed ? NULL : f->band[k];
     pthread_mutex_unlock(&f->mu);
     return b;
 }
 
+/* The post steps (file.h) on complete band k, in doubles, then narrowed to
+ * the file's floats.  Nonzero: the hook ran out of memory. */
+static int post_band(gc_file *f, size_t k)
+{
+    const gc_file_post *ps = &f->s.post;
+    size_t p = f->s.p, j0 = k * f->s.cc, w = band_w(f, k);
+    double *v = f->band[k];
+    if (f->hook && f->hook(f->hook_ctx, j0, w, v, p)) return 1;
+    for (size_t b = 0; b < w; b++) {
+        size_t j = j0 + b;
+        double *col = v + b * p;
+        if (ps->epi != EPI_IDENTITY)
+            for (size_t i = 0; i < p; i++) col[i] = gc_epilogue(ps->epi, ps->beta, col[i]);
+        if (ps->na_col && ps->na_col[j]) {
+            for (size_t i = 0; i < p; i++) col[i] = gpucor_na_real;
+        } else if (ps->na_row) {
+            for (size_t i = 0; i < p; i++)
+                if (ps->na_row[i]) col[i] = gpucor_na_real;
+        }
+        if (ps->set_diag && j < p) col[j] = ps->diag;
+        if (ps->epi2 != EPI_IDENTITY)
+            for (size_t i = 0; i < p; i++) col[i] = gc_epilogue(ps->epi2, 1.0, col[i]);
+    }
+    if (f->s.out_float) {
+        /* in place: float e is written below double e, which was read */
+        float *o = (float *) v;
+        for (size_t e = 0; e < p * w; e++) o[e] = to_float(v[e]);
+        if (p * w * sizeof(float) < f->band_bytes)
+            memset(o + p * w, 0, f->band_bytes - p * w * sizeof(float));
+    }
+    return 0;
+}
+
 static void band_done(gc_file *f, size_t k, size_t count)
 {
     pthread_mutex_lock(&f->mu);
     f->filled[k] += count;
-    if (f->filled[k] == f->s.p * band_w(f, k) && f->band[k]) {
+    int complete = f->filled[k] == f->s.p * band_w(f, k) && f->band[k];
+    if (complete && f->posting && !f->failed) {
+        /* outside the lock: other tiles go on into other bands */
+        pthread_mutex_unlock(&f->mu);
+        int bad = post_band(f, k);
+        pthread_mutex_lock(&f->mu);
+        if (bad) { errno = ENOMEM; fail(f, "finishing a band (out of memory)"); }
+    }
+    if (complete) {
         f->queue[f->qtail++] = k;
-        f->queued += f->band_bytes;
+        f->queued += f->alloc_bytes;
         pthread_cond_signal(&f->work);
     }
     pthread_mutex_unlock(&f->mu);
@@ -399,7 +491,7 @@ void gc_file_put(gc_file *f, const void *val, size_t ld, int is_float, double sc
 {
     size_t j1 = j0 + nj, p = f->s.p;
     int diag_block = f->s.symmetric && i0 == j0 && !transposed;
-    int plain = !diag_block && !transposed && !is_float && !f->s.out_float &&
+    int plain = !diag_block && !transposed && !is_float && !f->fill_float &&
                 epi == EPI_IDENTITY && scale == 1.0 &&
                 (!f->s.zero_diag || i0 >= j0 + nj || j0 >= i0 + ni);
     for (size_t c = j0; c < j1;) {
@@ -423,15 +515,8 @@ void gc_file_put(gc_file *f, const void *val, size_t ld, int is_float, double sc
                 double r = value_at(val, idx, is_float);
                 if (r == r) r = gc_epilogue(epi, beta, r * scale);
                 if (i == j && f->s.zero_diag) r = 0.0;
-                if (f->s.out_float) {
-                    float v = (float) r;
-                    uint64_t rb;
-                    memcpy(&rb, &r, sizeof rb);
-                    if (r != r && (rb & 0xffffffffu) == 1954u) {   /* R_IsNA */
-                        uint32_t bits = GPUCOR_FLOAT_NA_BITS;
-                        memcpy(&v, &bits, sizeof v);
-                    }
-                    ((float *) band)[col + i] = v;
+                if (f->fill_float) {
+                    ((float *) band)[col + i] = to_float(r);
                 } else {
                     ((double *) band)[col + i] = r;
                 }

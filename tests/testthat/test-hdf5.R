@@ -220,3 +220,243 @@ test_that("a full disk is a clear error and leaves no file", {
   expect_false(any(grepl("^big", rhdf5::h5ls(f)$name)))
   expect_identical(back(HDF5Array::HDF5Array(f, "keep")), gpu_cor(x[, 1:10]))
 })
+
+# --- the WGCNA family: gpu_bicor(), gpu_adjacency(), gpu_tom() ----------------
+
+# The value of 'expr' (or its error) and its warnings' messages, in order.
+run_warned <- function(expr) {
+  w <- character()
+  r <- tryCatch(withCallingHandlers(expr, warning = function(c) {
+    w <<- c(w, conditionMessage(c))
+    invokeRestart("muffleWarning")
+  }), error = function(e) e)
+  list(value = r, warnings = w)
+}
+
+# 'call' with output = gpu_hdf5(f, "r", ...) against the same call in memory
+# (a 'dist' as its full matrix): the same values bit for bit, dimnames,
+# warnings; an error the same error, and no file left.
+expect_file_like_memory <- function(call, info, chunk = NULL, type = "double") {
+  f <- h5()
+  on.exit(unlink(f))
+  env <- parent.frame()
+  mem <- run_warned(eval(call, env))
+  call$output <- gpu_hdf5(f, "r", chunkdim = chunk, type = type)
+  out <- run_warned(eval(call, env))
+  if (inherits(mem$value, "error")) {
+    expect(inherits(out$value, "error") &&
+             identical(conditionMessage(out$value), conditionMessage(mem$value)),
+           sprintf("in memory: error '%s'; to a file: %s. %s", conditionMessage(mem$value),
+                   if (inherits(out$value, "error")) conditionMessage(out$value) else "no error",
+                   info))
+    expect_false(file.exists(f), info = info)
+    return(invisible(NULL))
+  }
+  expect(!inherits(out$value, "error"),
+         sprintf("to a file: error '%s'. %s", if (inherits(out$value, "error"))
+           conditionMessage(out$value) else "", info))
+  if (inherits(out$value, "error")) return(invisible(NULL))
+  expect_identical(out$warnings, mem$warnings, info = info)
+  expect_s4_class(out$value, "HDF5Matrix")
+  ref <- mem$value
+  if (inherits(ref, "dist")) {
+    labels <- attr(ref, "Labels")
+    ref <- as.matrix(ref)
+    if (is.null(labels)) dimnames(ref) <- NULL
+  }
+  # in memory, a matrix without names may have dimnames list(NULL, NULL)
+  # (gpu_tom's TOMType "none", bicor's adjacency): none in a file
+  if (!is.null(dimnames(ref)) && all(vapply(dimnames(ref), is.null, TRUE)))
+    dimnames(ref) <- NULL
+  got <- back(out$value)
+  if (type == "float") {
+    # each value rounded to single precision once; NA stays NA (as NaN)
+    expect_identical(is.na(got), is.na(ref), info = info)
+    ok <- !is.na(ref)
+    expect_lte(max(0, abs(got[ok] - ref[ok]) / pmax(abs(ref[ok]), 2^-126)), 2^-24,
+               label = paste("float error.", info))
+    expect_identical(dimnames(got), dimnames(ref), info = info)
+  } else {
+    expect_identical(got, ref, info = info)
+  }
+  invisible(out$value)
+}
+
+for (b in backends) test_that(paste0("gpu_bicor(output =) equals gpu_bicor(): NAs, zero MAD, fallbacks, y (", b, ")"), {
+  for (it in 1:16) {
+    seed <- 6000 + it
+    set.seed(seed)
+    n <- sample(c(1, 3, 8, 25), 1)
+    p <- sample(c(1, 4, 11, 26), 1)
+    x <- matrix(rnorm(n * p), n, p)
+    if (it %% 2 == 0) x[sample(length(x), max(1, length(x) %/% 6))] <- NA
+    if (it %% 3 == 0 && n > 3) x[, 1] <- c(rep(2, n - 2), 5, -1)   # zero MAD
+    if (it %% 5 == 0 && p > 1) x[, p] <- 7                         # constant: NA column
+    if (it %% 4 == 1) colnames(x) <- paste0("g", seq_len(p))
+    y <- if (it %% 3 == 1) matrix(rnorm(n * 5), n, 5,
+                                  dimnames = list(NULL, paste0("y", 1:5)))
+    if (!is.null(y) && it %% 2 == 0) y[sample(length(y), 3)] <- NA
+    if (!is.null(y) && n > 3 && it %% 4 == 0) y[, 2] <- c(rep(0, n - 1), 1)
+    use <- if (anyNA(x) || anyNA(y)) "pairwise.complete.obs" else "all.obs"
+    fb <- c("individual", "none", "all")[it %% 3 + 1]
+    mpo <- if (it %% 4 == 3) 0.1 else 1
+    quick <- if (it %% 6 == 4) 0.3 else 0
+    rx <- it %% 7 != 5
+    chunk <- list(NULL, c(3, 2), c(1000, 1), c(1, 7))[[it %% 4 + 1]]
+    tile <- sample(c(0, 1, 5), 1)
+    prec <- if (it %% 3 == 2) "single" else "double"   # the GPU's floats, widened
+    info <- sprintf("seed %d, %d x %d, y %s, %s, %s, maxP %g, quick %g, robustX %s, chunk %s, tile %d, %s",
+                    seed, n, p, !is.null(y), use, fb, mpo, quick, rx,
+                    paste(chunk, collapse = "x"), tile, prec)
+    with_opts(list(gpucor.cpu_tile = tile), {
+      expect_file_like_memory(quote(gpu_bicor(x, y, use = use, maxPOutliers = mpo, quick = quick,
+                                              pearsonFallback = fb, robustX = rx,
+                                              precision = prec, backend = b)), info, chunk)
+      # the same on the file's floats
+      if (it %% 4 == 0)
+        expect_file_like_memory(quote(gpu_bicor(x, y, use = use, pearsonFallback = fb,
+                                                backend = b)), paste(info, "float"), chunk,
+                                "float")
+    })
+  }
+  # several bands in flight, each finished by its own thread
+  set.seed(6100)
+  x <- matrix(rnorm(40 * 300), 40, 300)
+  x[sample(length(x), 500)] <- NA
+  with_opts(list(gpucor.hdf5_buffer = 1), {
+    expect_file_like_memory(quote(gpu_bicor(x, use = "p", backend = b)), "seed 6100",
+                            c(40, 7))
+  })
+})
+
+for (b in backends) test_that(paste0("gpu_adjacency(output =) equals gpu_adjacency() for every type, power and corType (", b, ")"), {
+  for (it in 1:12) {
+    seed <- 6200 + it
+    set.seed(seed)
+    n <- sample(c(2, 6, 20), 1)
+    p <- sample(c(1, 5, 17), 1)
+    x <- matrix(rnorm(n * p), n, p)
+    if (it %% 2 == 0) x[sample(length(x), max(1, length(x) %/% 7))] <- NA
+    if (it %% 3 == 0 && p > 1) x[, 2] <- 1                       # constant: NA row, column
+    if (it %% 4 == 0 && n > 3) x[, 1] <- c(rep(3, n - 2), 4, 1)  # zero MAD
+    if (it %% 3 != 1) colnames(x) <- paste0("g", seq_len(p))
+    power <- c(1, 2, 3.5, 6)[it %% 4 + 1]
+    chunk <- list(NULL, c(2, 3), c(100, 1))[[it %% 3 + 1]]
+    use <- if (it %% 5 == 0) "everything" else "pairwise.complete.obs"
+    prec <- if (it %% 3 == 2) "single" else "double"
+    for (type in c("unsigned", "signed", "signed hybrid"))
+      for (ct in c("pearson", "bicor", "spearman")) {
+        info <- sprintf("seed %d, %d x %d, power %g, %s, %s, %s, chunk %s, %s", seed, n, p,
+                        power, type, ct, use, paste(chunk, collapse = "x"), prec)
+        expect_file_like_memory(quote(gpu_adjacency(x, power = power, type = type,
+                                                    corType = ct, use = use, precision = prec,
+                                                    backend = b)), info, chunk)
+      }
+    if (it %% 4 == 2)
+      expect_file_like_memory(quote(gpu_adjacency(x, power = power, corType = "bicor",
+                                                  backend = b)),
+                              sprintf("seed %d float", seed), NULL, "float")
+  }
+})
+
+for (b in backends) test_that(paste0("gpu_tom(output =) equals gpu_tom() for every TOMType, TOMDenom, dist and input (", b, ")"), {
+  for (it in 1:6) {
+    seed <- 6300 + it
+    set.seed(seed)
+    n <- sample(c(4, 15), 1)
+    p <- sample(c(2, 9, 21), 1)
+    x <- matrix(rnorm(n * p), n, p)
+    if (it %% 2 == 0) x[sample(length(x), max(1, length(x) %/% 8))] <- NA
+    if (it %% 3 == 0) x[, 2] <- 5                                 # constant: NA TOM
+    if (it != 4) colnames(x) <- paste0("g", seq_len(p))
+    nt <- c("unsigned", "signed", "signed hybrid")[it %% 3 + 1]
+    chunk <- list(NULL, c(3, 4))[[it %% 2 + 1]]
+    prec <- if (it %% 3 == 1) "single" else "double"
+    for (tt in c("none", "unsigned", "signed", "signed Nowick", "unsigned 2", "signed 2",
+                 "signed Nowick 2"))
+      for (ct in c("pearson", "bicor"))
+        for (dist in c(FALSE, TRUE)) {
+          denom <- if (it %% 2 == 0) "mean" else "min"
+          info <- sprintf("seed %d, %d x %d, %s network, TOMType %s, %s, %s, dist %s, chunk %s, %s",
+                          seed, n, p, nt, tt, denom, ct, dist, paste(chunk, collapse = "x"), prec)
+          expect_file_like_memory(quote(gpu_tom(x, power = 3, networkType = nt, TOMType = tt,
+                                                TOMDenom = denom, corType = ct, dist = dist,
+                                                precision = prec, backend = b)), info, chunk)
+        }
+    # from an adjacency (NA counts as 0), and as floats
+    A <- abs(suppressWarnings(gpu_cor(x, use = "p")))^2
+    A[is.na(A)] <- 0
+    A[1, p] <- A[p, 1] <- NA
+    for (tt in c("unsigned", "signed 2"))
+      expect_file_like_memory(quote(gpu_tom(adjacency = A, TOMType = tt, backend = b)),
+                              sprintf("seed %d, adjacency, %s", seed, tt))
+    expect_file_like_memory(quote(gpu_tom(x, dist = it %% 2 == 0, backend = b)),
+                            sprintf("seed %d float", seed), NULL, "float")
+  }
+  # 300 genes: several bands; the GPU's panels
+  set.seed(6400)
+  x <- matrix(rnorm(20 * 300), 20, 300)
+  with_opts(list(gpucor.hdf5_buffer = 1, gpucor.gpu_slab = 64), {
+    expect_file_like_memory(quote(gpu_tom(x, backend = b)), "seed 6400", c(300, 7))
+    expect_file_like_memory(quote(gpu_tom(x, dist = TRUE, TOMType = "unsigned 2", backend = b)),
+                            "seed 6400 dist", c(300, 7))
+  })
+})
+
+test_that("the WGCNA functions' output: arguments, dimnames, chunks, failures leave nothing", {
+  set.seed(6500)
+  x <- matrix(rnorm(20 * 30), 20, 30, dimnames = list(NULL, paste0("g", 1:30)))
+  y <- matrix(rnorm(20 * 4), 20, 4)
+  f <- h5()
+  expect_error(gpu_bicor(x, output = list(path = f)), "made by gpu_hdf5")
+  expect_error(gpu_adjacency(x, output = "a.h5"), "made by gpu_hdf5")
+  expect_error(gpu_tom(x, output = 1), "made by gpu_hdf5")
+  expect_false(file.exists(f))
+  r <- gpu_bicor(x, y, output = gpu_hdf5(f, "xy"))
+  expect_identical(dimnames(r), list(colnames(x), NULL))
+  r <- gpu_adjacency(x, output = gpu_hdf5(f, "a"))
+  expect_identical(dimnames(r), list(colnames(x), colnames(x)))
+  expect_identical(as.integer(HDF5Array::chunkdim(r)), c(30L, 30L))
+  r <- gpu_tom(x, dist = TRUE, output = gpu_hdf5(f, "d", chunkdim = c(4, 5)))
+  expect_identical(as.integer(HDF5Array::chunkdim(r)), c(4L, 5L))
+  expect_true(all(diag(back(r)) == 0))
+  expect_setequal(rhdf5::h5ls(f)$name[rhdf5::h5ls(f)$otype == "H5I_DATASET" &
+                                        !grepl("dimnames", rhdf5::h5ls(f)$group)],
+                  c("xy", "a", "d"))
+  # a dataset that exists; an error before the engine leaves the file as it was
+  expect_error(gpu_tom(x, output = gpu_hdf5(f, "a")), "dataset of that name")
+  expect_error(gpu_tom(x, TOMType = "bad", output = gpu_hdf5(f, "t")), "TOMType")
+  expect_false(any(grepl("^t", rhdf5::h5ls(f)$name)))
+  unlink(f)
+  # a write that fails: no file, and in an existing file no dataset
+  xn <- x
+  xn[sample(length(x), 40)] <- NA
+  Sys.setenv(GPUCOR_TEST_FILE_FAIL = "1")
+  on.exit(Sys.unsetenv("GPUCOR_TEST_FILE_FAIL"))
+  for (b in backends) {
+    calls <- list(
+      quote(gpu_bicor(xn, use = "p", backend = b, output = out)),
+      quote(gpu_bicor(x, y, backend = b, output = out)),
+      quote(gpu_adjacency(xn, corType = "bicor", backend = b, output = out)),
+      quote(gpu_adjacency(xn, backend = b, output = out)),
+      quote(gpu_tom(xn, TOMType = "none", dist = TRUE, backend = b, output = out)),
+      quote(gpu_tom(xn, corType = "bicor", backend = b, output = out)),
+      quote(gpu_tom(x, dist = TRUE, backend = b, output = out)))
+    for (k in seq_along(calls)) {
+      f <- h5()
+      out <- gpu_hdf5(f, "r", chunkdim = c(30, 2))
+      expect_error(suppressWarnings(eval(calls[[k]])), "writing 'r' in .* failed",
+                   info = paste(b, deparse(calls[[k]])))
+      expect_false(file.exists(f), info = paste(b, deparse(calls[[k]])))
+    }
+  }
+  Sys.unsetenv("GPUCOR_TEST_FILE_FAIL")
+  f <- h5()
+  gpu_adjacency(x[, 1:3], output = gpu_hdf5(f, "keep"))
+  Sys.setenv(GPUCOR_TEST_FILE_FAIL = "0")
+  expect_error(gpu_tom(x, output = gpu_hdf5(f, "r")), "failed")
+  Sys.unsetenv("GPUCOR_TEST_FILE_FAIL")
+  expect_false(any(grepl("^r", rhdf5::h5ls(f)$name)))
+  expect_identical(back(HDF5Array::HDF5Array(f, "keep")), gpu_adjacency(x[, 1:3]))
+  unlink(f)
+})
