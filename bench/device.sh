@@ -207,6 +207,9 @@ hdf5|hdf5-peer)
   for part in $parts; do
     Rscript bench/hdf5.R "$part" 2>&1 | tee -a "$OUT/hdf5.log" | grep -v "^gpu_cor:" | tail -12
   done ;;
+hdf5-network)
+  # the WGCNA functions' HDF5 output on the GPU (bench/hdf5_network_smoke.R)
+  Rscript bench/hdf5_network_smoke.R 2>&1 | tee "$OUT/hdf5-network.log" | tail -8 ;;
 sanitize-bp)
   # memcheck (leak check) and racecheck over bench/bp_smoke.R
   /usr/local/cuda/bin/compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
