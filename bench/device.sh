@@ -223,6 +223,8 @@ bp|bp-*)
   # part); needs BiocParallel: carry .rbundle-h as for hdf5
   part=${w#bp}; part=${part#-}
   Rscript bench/bp.R $part 2>&1 | tee "$OUT/bp.log" | tail -20 ;;
+bp-profile)
+  Rscript bench/bp_profile.R 2>&1 | tee "$OUT/bp-profile.log" | tail -8 ;;
 smoke)
   Rscript bench/na_smoke.R 2>&1 | tee "$OUT/smoke.log" | tail -70 ;;
 bench|bench-*)
