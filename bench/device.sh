@@ -218,13 +218,13 @@ sanitize-bp)
   /usr/local/cuda/bin/compute-sanitizer --tool racecheck --error-exitcode 9 \
     --log-file "$OUT/racecheck-bp.log" Rscript bench/bp_smoke.R > "$OUT/racecheck-bp-run.log" 2>&1
   echo "compute-sanitizer racecheck (bp) exit: $?"; tail -2 "$OUT/racecheck-bp.log"; tail -1 "$OUT/racecheck-bp-run.log" ;;
+profile-bp)
+  Rscript bench/bp_profile.R 2>&1 | tee "$OUT/bp-profile.log" | tail -8 ;;
 bp|bp-*)
   # issue 14's BiocParallel table (bench/bp.R; bp-knn, bp-edges, bp-cpu: one
   # part); needs BiocParallel: carry .rbundle-h as for hdf5
   part=${w#bp}; part=${part#-}
   Rscript bench/bp.R $part 2>&1 | tee "$OUT/bp.log" | tail -20 ;;
-bp-profile)
-  Rscript bench/bp_profile.R 2>&1 | tee "$OUT/bp-profile.log" | tail -8 ;;
 smoke)
   Rscript bench/na_smoke.R 2>&1 | tee "$OUT/smoke.log" | tail -70 ;;
 bench|bench-*)
