@@ -281,7 +281,7 @@
   res <- BiocParallel::bplapply(jobs, .bp_tiles, x = x, y = y, bx = bx, by = by,
                                 rows = rows, u = u, method = method, backend = backend,
                                 precision = precision, cov = cov,
-                                threads = max(1L, .threads() %/% nw), BPPARAM = BPPARAM)
+                                threads = .bp_threads(BPPARAM), BPPARAM = BPPARAM)
   r <- matrix(NA_real_, p, q)
   sd0 <- FALSE
   zero_var <- logical(p)
@@ -335,8 +335,7 @@
 # goes on without BPPARAM).
 .bp_entry <- function(x, y, use, method, backend, precision, devices, verbose, assay,
                       cov, BPPARAM) {
-  if (!inherits(BPPARAM, "BiocParallelParam"))
-    stop("'BPPARAM' must be NULL or a BiocParallel::BiocParallelParam", call. = FALSE)
+  .bp_check(BPPARAM)
   side <- function(v, what) {
     if (is.null(v)) return(NULL)
     b <- if (isS4(v)) .block_source(v, assay)
@@ -384,9 +383,8 @@
 # results in one list.  (Dotted names: no argument in '...' matches them
 # partially.)
 .bp_share_run <- function(.jobs, .part, .bp, ...) {
-  threads <- max(1L, .threads() %/% BiocParallel::bpnworkers(.bp))
-  BiocParallel::bplapply(.jobs, .bp_share_job, .part = .part, .nthreads = threads, ...,
-                         BPPARAM = .bp)
+  BiocParallel::bplapply(.jobs, .bp_share_job, .part = .part, .nthreads = .bp_threads(.bp),
+                         ..., BPPARAM = .bp)
 }
 
 .bp_share_job <- function(.job, .part, .nthreads, ...) {
@@ -404,15 +402,16 @@
          "backend = \"cpu\"", call. = FALSE)
 }
 
-# verbose = TRUE with BPPARAM: what ran where.
-.bp_report <- function(fun, npass, njobs, backend, devices, BPPARAM, seconds) {
-  th <- max(1L, .threads() %/% BiocParallel::bpnworkers(BPPARAM))
-  devs <- .bp_devices(devices)
+# Each worker's share of the CPU's threads (no oversubscription).
+.bp_threads <- function(BPPARAM) max(1L, .threads() %/% BiocParallel::bpnworkers(BPPARAM))
+
+# verbose = TRUE with BPPARAM: what ran where (jobs: .bp_shares()').
+.bp_report <- function(fun, npass, jobs, backend, BPPARAM, seconds) {
+  th <- .bp_threads(BPPARAM)
   where <- if (backend == "gpu")
-    sprintf("GPU engine, GPU %s", paste(devs[(seq_len(njobs) - 1L) %% length(devs) + 1L],
-                                        collapse = ", "))
+    sprintf("GPU engine, GPU %s", paste(vapply(jobs, `[[`, 0L, "device"), collapse = ", "))
   else sprintf("CPU engine, %d thread%s each", th, if (th == 1L) "" else "s")
   message(sprintf("%s: %d pass%s on %d BiocParallel worker%s (%s), %.3f s", fun, npass,
-                  if (npass == 1L) "" else "es", njobs, if (njobs == 1L) "" else "s",
-                  where, seconds))
+                  if (npass == 1L) "" else "es", length(jobs),
+                  if (length(jobs) == 1L) "" else "s", where, seconds))
 }

@@ -160,7 +160,7 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
              .engine_opts(backend, precision, verbose, devices), crit, pass)
   done <- TRUE
   if (verbose && !is.null(BPPARAM))
-    .bp_report("gpu_cor_edges", npass, length(jobs), backend, devices, BPPARAM,
+    .bp_report("gpu_cor_edges", npass, jobs, backend, BPPARAM,
                proc.time()[["elapsed"]] - t0)
   else if (verbose)
     .engine_report("gpu_cor_edges", attr(r, "threads"), precision,
@@ -304,7 +304,7 @@ gpu_knn <- function(x, k, method = c("euclidean", "manhattan", "maximum", "canbe
              .engine_opts(backend, precision, verbose, devices), parts)
   done <- TRUE
   if (verbose && !is.null(parts))
-    .bp_report("gpu_knn", 1L, length(jobs), backend, devices, BPPARAM,
+    .bp_report("gpu_knn", 1L, jobs, backend, BPPARAM,
                proc.time()[["elapsed"]] - t0)
   else if (verbose)
     .engine_report("gpu_knn", attr(r, "threads"), precision, proc.time()[["elapsed"]] - t0,

@@ -172,46 +172,6 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
   py <- c(bo$maxp, bo$fallback, !robustY)
   prx <- .Call(C_gpucor_bicor_prep, x, px, opts)
   pry <- if (is.null(y)) NULL else .Call(C_gpucor_bicor_prep, y, py, opts)
-  if (!is.null(output))
-    return(.bicor_file(x, y, prx, pry, px, py, bo, backend, precision, devices, verbose, fun,
-                       opts, output, post))
-  done <- FALSE
-  if (backend == "gpu") on.exit(if (!done) .gpu_forget())
-  t0 <- proc.time()[["elapsed"]]
-  r <- .Call(C_gpucor_cor, prx[[1L]], pry[[1L]], 4L, 1L, NULL, opts, NULL)
-  done <- TRUE
-  if (verbose)
-    .engine_report(fun, attr(r, "threads"), precision, proc.time()[["elapsed"]] - t0, devices)
-  attributes(r) <- list(dim = dim(r))
-  zero_mad <- c(any(bitwAnd(prx[[2L]], 2L) != 0L),
-                !is.null(y) && any(bitwAnd(pry[[2L]], 2L) != 0L))
-  nna <- 0
-  if (bo$quick < 1 && (anyNA(x) || anyNA(y))) {
-    # a side that "all" made Pearson's is Pearson's on the pairs' rows too
-    if (bo$fallback == 3L && zero_mad[1L]) px[3L] <- 1
-    if (bo$fallback == 3L && zero_mad[2L]) py[3L] <- 1
-    pw <- .Call(C_gpucor_bicor_pairs, x, prx[[2L]], y, pry[[2L]],
-                c(px, py, bo$quick), r, opts)
-    nna <- pw[1L]
-    zero_mad <- zero_mad | pw[2:3] != 0
-  }
-  nax <- bitwAnd(prx[[2L]], 1L) != 0L
-  nay <- if (is.null(y)) nax else bitwAnd(pry[[2L]], 1L) != 0L
-  if (any(nax)) r[nax, ] <- NA_real_
-  if (any(nay)) r[, nay] <- NA_real_
-  cy <- if (is.null(y)) colnames(x) else colnames(y)
-  if (!is.null(colnames(x)) || !is.null(cy)) dimnames(r) <- list(colnames(x), cy)
-  for (k in which(zero_mad)) .zero_mad_warning(c("x", "y")[k], bo$fallback)
-  if (nna > 0)
-    warning("Missing values generated in calculation of bicor. Likely cause: too many missing entries, zero median absolute deviation, or zero variance.",
-            call. = FALSE)
-  r
-}
-
-# .bicor_run() into a file: the same steps in the same order, each band of
-# columns taking them before it is written (src/wgcna.c, gpucor_bicor_file).
-.bicor_file <- function(x, y, prx, pry, px, py, bo, backend, precision, devices, verbose, fun,
-                        opts, output, post) {
   zero_mad <- c(any(bitwAnd(prx[[2L]], 2L) != 0L),
                 !is.null(y) && any(bitwAnd(pry[[2L]], 2L) != 0L))
   pairs <- bo$quick < 1 && (anyNA(x) || anyNA(y))
@@ -222,20 +182,34 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
   }
   nax <- bitwAnd(prx[[2L]], 1L) != 0L
   nay <- if (is.null(y)) nax else bitwAnd(pry[[2L]], 1L) != 0L
-  if (any(nax)) post$na_row <- nax
-  if (any(nay)) post$na_col <- nay
-  q <- if (is.null(y)) ncol(x) else ncol(y)
+  cy <- if (is.null(y)) colnames(x) else colnames(y)
   done <- FALSE
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
   t0 <- proc.time()[["elapsed"]]
-  pw <- .Call(C_gpucor_bicor_file, prx[[1L]], pry[[1L]], x, y, prx[[2L]], pry[[2L]],
-              c(px, py, bo$quick, pairs), opts, .hdf5_spec(output, ncol(x), q, post), fun)
-  done <- TRUE
-  if (verbose)
-    .engine_report(fun, attr(pw, "threads"), precision, proc.time()[["elapsed"]] - t0, devices)
+  report <- function(a) if (verbose)
+    .engine_report(fun, attr(a, "threads"), precision, proc.time()[["elapsed"]] - t0, devices)
+  if (!is.null(output)) {
+    # the pairs and the NA rows and columns done to each band of columns
+    # before it is written (src/wgcna.c, gpucor_bicor_file)
+    if (any(nax)) post$na_row <- nax
+    if (any(nay)) post$na_col <- nay
+    pw <- .Call(C_gpucor_bicor_file, prx[[1L]], pry[[1L]], x, y, prx[[2L]], pry[[2L]],
+                c(px, py, bo$quick, pairs), opts, .hdf5_spec(output, ncol(x), q, post), fun)
+    done <- TRUE
+    report(pw)
+    r <- .hdf5_result(output, list(colnames(x), cy))
+  } else {
+    r <- .Call(C_gpucor_cor, prx[[1L]], pry[[1L]], 4L, 1L, NULL, opts, NULL)
+    done <- TRUE
+    report(r)
+    attributes(r) <- list(dim = dim(r))
+    pw <- if (pairs) .Call(C_gpucor_bicor_pairs, x, prx[[2L]], y, pry[[2L]],
+                           c(px, py, bo$quick), r, opts) else c(0, 0, 0)
+    if (any(nax)) r[nax, ] <- NA_real_
+    if (any(nay)) r[, nay] <- NA_real_
+    if (!is.null(colnames(x)) || !is.null(cy)) dimnames(r) <- list(colnames(x), cy)
+  }
   zero_mad <- zero_mad | pw[2:3] != 0
-  cy <- if (is.null(y)) colnames(x) else colnames(y)
-  r <- .hdf5_result(output, list(colnames(x), cy))
   for (k in which(zero_mad)) .zero_mad_warning(c("x", "y")[k], bo$fallback)
   if (pw[1L] > 0)
     warning("Missing values generated in calculation of bicor. Likely cause: too many missing entries, zero median absolute deviation, or zero variance.",

@@ -104,7 +104,8 @@ static gc_ties *column_ties(const double *a, size_t nrow, size_t ncol, const int
 }
 
 /* ---- what a gpu_cor_edges() call, or a BiocParallel worker's pass of
- * one, sets up from its arguments -------------------------------------- */
+ * one, sets up from its arguments (pvalues: the per-pair p-values' context
+ * too, which a worker's pass needs only when its keys are p-values) ---- */
 typedef struct {
     gc_opts o;
     gpucor_progress pr;
@@ -117,7 +118,7 @@ typedef struct {
 } edges_call;
 
 static void edges_setup(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
-                        SEXP crit, edges_call *e)
+                        SEXP crit, int pvalues, edges_call *e)
 {
     if (TYPEOF(x) != REALSXP || !isMatrix(x)) error("'x' must be a double matrix");
     if (!isNull(y) && (TYPEOF(y) != REALSXP || !isMatrix(y)))
@@ -162,7 +163,7 @@ static void edges_setup(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP o
     pc->method = m;
     pc->n = (double) nobs;
     pc->nrow = n;
-    if (pairwise_na) {
+    if (pvalues && pairwise_na) {
         pc->words = (n + 63) / 64;
         pc->mx = na_masks(REAL(x), n, p, pc->words);
         pc->my = isNull(y) ? pc->mx : na_masks(REAL(y), n, q, pc->words);
@@ -172,7 +173,7 @@ static void edges_setup(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP o
             int ns = e->o.nthreads > 0 ? e->o.nthreads : 1;
             pc->scratch = (double *) R_alloc((size_t) ns * 2 * (n ? n : 1), sizeof(double));
         }
-    } else if (m == COR_KENDALL) {
+    } else if (pvalues && m == COR_KENDALL) {
         const int *rw = isNull(rows) ? NULL : INTEGER(rows);
         pc->tx = column_ties(REAL(x), n, p, rw, nobs);
         pc->ty = isNull(y) ? pc->tx : column_ties(REAL(y), n, q, rw, nobs);
@@ -351,9 +352,10 @@ static int bp_pass(void *ctx, const gc_sink *sink, char *msg, size_t msgcap)
 SEXP gpucor_edges_pass(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
                        SEXP crit, SEXP spec)
 {
-    edges_call e;
-    edges_setup(x, y, method, use, rows, opts, crit, &e);
     if (TYPEOF(spec) != REALSXP || XLENGTH(spec) != SPEC_LEN) error("invalid pass");
+    edges_call e;
+    edges_setup(x, y, method, use, rows, opts, crit, (int) REAL(spec)[SPEC_KEY] == KEY_PVALUE,
+                &e);
     const double *sp = REAL(spec);
     gc_select s;
     memset(&s, 0, sizeof s);
@@ -461,7 +463,7 @@ SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
                   SEXP crit, SEXP pass)
 {
     edges_call e;
-    edges_setup(x, y, method, use, rows, opts, crit, &e);
+    edges_setup(x, y, method, use, rows, opts, crit, 1, &e);
     bp_ctx bc;
     memset(&bc, 0, sizeof bc);
     if (!isNull(pass)) {

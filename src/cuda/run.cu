@@ -67,10 +67,9 @@ int gc_cuda_plan(const gc_sink *sink, size_t ncols, size_t rows, size_t elt,
                      real_avail / 1048576.0, (double) col * pl->w / 1048576.0);
             return GPUCOR_ERR_ALLOC;
         }
-        pl->col0 = host->opts->col0;
-        pl->col1 = host->opts->col1;
-        /* one plan for every worker of the call */
-        if (gc_worker_agree(pl) == GPUCOR_OK) return GPUCOR_OK;
+        /* one plan for every worker of the call, of this process's share */
+        if (gc_worker_agree(pl, host->opts->col0, host->opts->col1) == GPUCOR_OK)
+            return GPUCOR_OK;
         snprintf(msg, msgcap, "interrupted");
         return GPUCOR_ERR_INTERRUPT;
     }

@@ -240,17 +240,16 @@ typedef struct {
                      several workers may cut narrower panels to share a
                      result of few panels (cuda/worker.cu) */
     size_t first; /* panel s is panel first + s of the whole result's */
-    size_t col0, col1;   /* the share to keep (gc_opts); col1 == 0: all */
 } gc_plan;
 int gc_plan_panels(size_t ncols, size_t col_bytes, size_t stage_bytes,
                    size_t stage_cap, size_t avail, size_t align, size_t max_w,
                    size_t forced, gc_plan *pl);
 /* Columns [j0, j1) of panel s. */
 void gc_plan_range(const gc_plan *pl, size_t s, size_t *j0, size_t *j1);
-/* Keeps the panels whose first column is in [pl->col0, pl->col1) (when
- * col1 > 0): first and npanels then count those only.  Call once the
- * width is final. */
-void gc_plan_share(gc_plan *pl);
+/* Keeps the panels whose first column is in [col0, col1) (when col1 > 0:
+ * gc_opts' share): first and npanels then count those only.  Call once
+ * the width is final. */
+void gc_plan_share(gc_plan *pl, size_t col0, size_t col1);
 /* The tiles or panels of a share: those of block width w whose first
  * column, a multiple of w, is in [col0, col1): blocks [*b0, *b1) of
  * nblocks (col1 == 0: all). */

@@ -11,7 +11,7 @@ int gc_plan_panels(size_t ncols, size_t col_bytes, size_t stage_bytes,
     pl->ncols = ncols;
     pl->narrow = 0;
     pl->split = 0;
-    pl->first = pl->col0 = pl->col1 = 0;
+    pl->first = 0;
     size_t w = avail / (col_bytes ? col_bytes : 1);
     size_t cap = stage_cap / (stage_bytes ? stage_bytes : 1);   /* 0: a column
                                                                    exceeds the staging */
@@ -35,11 +35,10 @@ void gc_plan_range(const gc_plan *pl, size_t s, size_t *j0, size_t *j1)
     *j1 = *j0 + pl->w < pl->ncols ? *j0 + pl->w : pl->ncols;
 }
 
-void gc_plan_share(gc_plan *pl)
+void gc_plan_share(gc_plan *pl, size_t col0, size_t col1)
 {
     size_t b0, b1;
-    gc_share_blocks(pl->col0, pl->col1, pl->w, pl->npanels, &b0, &b1);
+    gc_share_blocks(col0, col1, pl->w, pl->npanels, &b0, &b1);
     pl->first = b0;
     pl->npanels = b1 - b0;
-    pl->col0 = pl->col1 = 0;   /* applied */
 }
