@@ -349,9 +349,11 @@
 }
 
 # The GPUs BiocParallel's workers take in turn: worker g the ordinal
-# devs[(g - 1) %% length(devs) + 1] ("all": every visible one).
+# devs[(g - 1) %% length(devs) + 1]; "all" (-1L once .check_devices() has
+# read it): every visible one, one a worker.
 .bp_devices <- function(devices)
-  if (identical(devices, "all")) seq_len(max(1L, gpu_info()$device_count)) - 1L else devices
+  if (identical(devices, -1L) || identical(devices, "all"))
+    seq_len(max(1L, gpu_info()$device_count)) - 1L else devices
 
 .bp_check <- function(BPPARAM) {
   if (!requireNamespace("BiocParallel", quietly = TRUE))

@@ -269,4 +269,9 @@ test_that("a worker's shares: its share of the threads only while it runs; share
     expect_lte(length(jobs), nw)
     expect_identical(vapply(jobs, `[[`, 0L, "device"), rep(c(0L, 1L), length.out = length(jobs)))
   }
+  # devices = "all" (-1L after the argument's check): each worker one
+  # visible GPU in turn, not every GPU in every worker
+  nd <- max(1L, gpucor::gpu_info()$device_count)
+  jobs <- gpucor:::.bp_shares(40, BiocParallel::SnowParam(3), gpucor:::.check_devices("all"))
+  expect_identical(vapply(jobs, `[[`, 0L, "device"), (0:2) %% nd)
 })
