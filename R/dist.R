@@ -70,6 +70,18 @@
 #'   row names as dimnames.  The GPU engine writes stats' six metrics; the
 #'   correlation distances are then computed by the CPU engine
 #'   (`backend = "gpu"` is an error for them).
+#' @param BPPARAM `NULL` (default), or a `BiocParallel::BiocParallelParam`:
+#'   the columns of the `dist` (its lower triangle) are shared among
+#'   BiocParallel's workers, as in [gpu_cor_edges()]: each worker (worker
+#'   g on the GPU `devices[(g - 1) %% length(devices) + 1]`, `"all"`: every
+#'   visible GPU in turn, or the CPU engine with its share of the threads)
+#'   makes the tiles or panels that meet its columns and returns those
+#'   columns' distances, which are put together here; the values are those
+#'   of the call without `BPPARAM`, bit for bit.  The input is sent to
+#'   every worker whole (read into memory first, whatever it is); the
+#'   workers' parts and the result are both in memory for a moment (twice
+#'   the result's size).  GPU workers need `SnowParam` (not
+#'   `MulticoreParam`).  Not with `output`.
 #' @return An object of class `"dist"`: the lower triangle of the distance
 #'   matrix by columns, with attributes `Size`, `Labels` (the row names, if
 #'   any), `Diag`, `Upper`, `method`, `p` (Minkowski only) and `call`; with
@@ -90,18 +102,22 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
                      precision = c("double", "single"),
                      devices = getOption("gpucor.devices", 0L),
                      verbose = getOption("gpucor.verbose", FALSE), assay = 1L,
-                     output = NULL) {
+                     output = NULL, BPPARAM = NULL) {
   verbose <- .check_verbose(verbose)
   devices <- .check_devices(devices)
   m <- .dist_method(method, p)
   precision <- match.arg(precision)
   output <- .check_output(output)
+  if (!is.null(BPPARAM)) {
+    if (!is.null(output)) stop("'output' and 'BPPARAM' together are not supported yet")
+    .bp_check(BPPARAM)
+  }
   if (!is.null(output)) {
     x <- .dist_input(x, assay)
     return(.dist_output(x, m, p, backend, precision, devices, verbose, output))
   }
   # an input larger than a block is read in blocks of rows (R/blocks.R)
-  src <- if (isS4(x)) .block_source(x, assay, FALSE)
+  src <- if (isS4(x) && is.null(BPPARAM)) .block_source(x, assay, FALSE)
   d <- if (!is.null(src)) .blocked_dist(src, m, p, backend, precision, devices, verbose)
   if (!is.null(d)) {
     size <- as.integer(nrow(src))
@@ -109,12 +125,16 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
   } else {
     x <- .dist_input(x, assay)
     n <- as.double(nrow(x))
-    # the result, and the engine's copy of the input (transposed or padded)
-    .memory_guard(8 * (n * (n - 1) / 2 + 2 * n * (ncol(x) + 4)),
+    # the result (with BPPARAM the workers' parts too), and the engine's
+    # copy of the input (transposed or padded)
+    .memory_guard(8 * ((1 + !is.null(BPPARAM)) * n * (n - 1) / 2 + 2 * n * (ncol(x) + 4)),
                   sprintf("gpu_dist(): the 'dist' of %d rows", nrow(x)),
                   paste("Cluster a subset of the rows, or compute the distances",
                         "between blocks of rows."))
-    d <- .dist_run(x, m, p, .dist_backend(backend, x, m), precision, devices, verbose)
+    backend <- .dist_backend(backend, x, m)
+    d <- if (!is.null(BPPARAM) && nrow(x) > 1L && ncol(x) > 0L)
+      .bp_dist(x, m, p, backend, precision, devices, verbose, BPPARAM)
+    else .dist_run(x, m, p, backend, precision, devices, verbose)
     size <- nrow(x)
     labels <- dimnames(x)[[1L]]
   }
@@ -156,6 +176,47 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
                    devices)
   d
 }
+
+# gpu_dist(BPPARAM =): the 'dist' of x (a double matrix of at least two
+# rows and one column) from the workers' shares of its columns (each
+# worker's part: one packed vector a range, .bp_shares()' order), with the
+# attributes "sd0" and "nonfinite" of any part.
+.bp_dist <- function(x, m, p, backend, precision, devices, verbose, BPPARAM) {
+  .bp_gpu_check(BPPARAM, backend)
+  t0 <- proc.time()[["elapsed"]]
+  jobs <- .bp_shares(nrow(x), BPPARAM, devices)
+  parts <- .bp_share_run(jobs, .bp_dist_part, BPPARAM, x = x, m = m, p = as.double(p),
+                         backend = backend, precision = precision)
+  d <- .bp_dist_join(parts, jobs, nrow(x))
+  rm(parts)
+  if (verbose)
+    .bp_report("gpu_dist", 1L, jobs, backend, BPPARAM, proc.time()[["elapsed"]] - t0)
+  d
+}
+
+# The workers' parts (.bp_dist_part(), for jobs) put together: the packed
+# 'dist' of n items, with the attributes "sd0" and "nonfinite" of any part.
+.bp_dist_join <- function(parts, jobs, n) {
+  from <- unlist(lapply(jobs, function(j) vapply(j$ranges, `[`, 0, 1L)))
+  ok <- length(parts) == length(jobs) && all(vapply(parts, is.list, NA))
+  chunks <- if (ok) unlist(parts, recursive = FALSE)
+  n <- as.double(n)
+  if (!ok || length(chunks) != length(from) || !all(vapply(chunks, is.double, NA)) ||
+      sum(as.double(lengths(chunks))) != n * (n - 1) / 2)
+    stop("gpu_dist: a BiocParallel worker returned a malformed part", call. = FALSE)
+  flag <- function(a) any(vapply(parts, function(r) isTRUE(attr(r, a)), NA))
+  sd0 <- flag("sd0")
+  nonfinite <- flag("nonfinite")
+  d <- unlist(chunks[order(from)], use.names = FALSE)
+  if (sd0) attr(d, "sd0") <- TRUE
+  if (nonfinite) attr(d, "nonfinite") <- TRUE
+  d
+}
+
+# One worker's columns of the 'dist': a packed vector for each of its ranges.
+.bp_dist_part <- function(ranges, device, x, m, p, backend, precision)
+  .Call(C_gpucor_dist, x, m, p, .engine_opts(backend, precision, FALSE, device, cols = ranges),
+        NULL)
 
 # gpu_dist(output =): the full matrix of the distances between the rows of
 # the double matrix x, written by the engine (the correlation distances by

@@ -20,5 +20,13 @@ for (pr in c("double", "single")) {
   for (m in c("euclidean", "manhattan", "correlation", "cosine"))
     chk(gpu_knn(t(x), 7, m, backend = "gpu", precision = pr),
         gpu_knn(t(x), 7, m, backend = "gpu", precision = pr, BPPARAM = bp), paste(pr, "knn", m))
+  # gpu_dist: the panels that meet each range, the sink's window
+  for (m in c("euclidean", "canberra", "correlation", "spearman", "kendall"))
+    for (d in list(t(x), t(xn))) {
+      a <- suppressWarnings(gpu_dist(d, m, backend = "gpu", precision = pr))
+      b <- suppressWarnings(gpu_dist(d, m, backend = "gpu", precision = pr, BPPARAM = bp))
+      attr(a, "call") <- attr(b, "call") <- NULL
+      chk(a, b, paste(pr, "dist", m, anyNA(d)))
+    }
 }
 cat(if (ok) "bp smoke: all identical\n" else "bp smoke: FAILED\n")

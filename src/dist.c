@@ -128,6 +128,12 @@ int gpucor_dist_engine(const double *x, size_t n, size_t p, int m, double pw,
     return status;
 }
 
+/* With the engine option 'cols' (a BiocParallel worker's share: ranges
+ * of columns of the 'dist'), the pairs of each range's columns come back,
+ * packed, one vector a range (R/dist.R puts them together); the engine
+ * makes the tiles or panels that meet the range (gc_opts.col_cover), the
+ * sink keeps the range's columns, so every pair has the arithmetic of the
+ * call without shares. */
 SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts, SEXP file)
 {
     if (TYPEOF(x) != REALSXP || !isMatrix(x))
@@ -142,39 +148,57 @@ SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts, SEXP file)
     size_t n = (size_t) nrows(x), p = (size_t) ncols(x);
     int used = 0;   /* the CPU engine's team size; 0: the GPU ran */
     int anyna = m > DIST_MINKOWSKI ? gpucor_any_nan(REAL(x), n * p) : 0;
+    const double *rg;
+    size_t nr = gpucor_ranges(opts, &rg);
+    if (nr && !isNull(file)) error("internal error: a share of a 'dist' to a file");
 
     /* with a file, the full n x n matrix is written there and TRUE returned */
-    SEXP ans = PROTECT(isNull(file) ? allocVector(REALSXP, (R_xlen_t) dist_len(n))
-                                    : allocVector(LGLSXP, 1));
+    SEXP ans = PROTECT(nr ? allocVector(VECSXP, (R_xlen_t) nr)
+                       : isNull(file) ? allocVector(REALSXP, (R_xlen_t) dist_len(n))
+                       : allocVector(LGLSXP, 1));
     if (!isNull(file)) LOGICAL(ans)[0] = TRUE;
-    int status = GPUCOR_OK, flag = 0;
-    if (p == 0 && isNull(file)) {   /* no coordinate observed: stats gives NA for every metric */
-        for (R_xlen_t k = 0; k < XLENGTH(ans); k++) REAL(ans)[k] = NA_REAL;
-        UNPROTECT(1);
-        return ans;
-    }
     /* a correlation distance is 1 - r, or 1 - |r| */
     gc_sink sink = {SINK_DIST,
                     m <= DIST_MINKOWSKI ? EPI_IDENTITY
                     : m == DIST_ABSCORRELATION ? EPI_ONE_MINUS_ABS : EPI_ONE_MINUS,
-                    0, n, n, isNull(file) ? REAL(ans) : NULL};
+                    0, n, n, nr || !isNull(file) ? NULL : REAL(ans)};
+    int status = GPUCOR_OK, flag = 0;
     gpucor_progress pr;
     gc_host host;
     gpucor_host_init(&host, &o, &pr);
     gc_file *f = isNull(file) ? NULL
                : gpucor_file_open(file, n, n, 1, 1, &o, &sink, &host, "gpu_dist");
     char msg[512] = "";
-    if (f && (p == 0 || n < 2)) {
-        /* the engine visits no pair: NA off the diagonal (no coordinate),
-         * or the one item's zero */
-        for (size_t j = 0; j < n; j++)
-            for (size_t i = 0; i < n; i++) {
-                double v = NA_REAL;
-                gc_file_put(f, &v, 1, 0, 1.0, i, 1, j, 1, 0, EPI_IDENTITY, 1.0);
-            }
-    } else {
-        status = gpucor_dist_engine(REAL(x), n, p, m, pw, anyna, &sink, &host, &flag,
-                                    &used, msg, sizeof msg);
+    for (size_t a = 0; a < (nr ? nr : 1) && status == GPUCOR_OK; a++) {
+        if (nr) {
+            o.col0 = sink.win0 = (size_t) rg[2 * a] < n ? (size_t) rg[2 * a] : n;
+            o.col1 = sink.win1 = (size_t) rg[2 * a + 1] < n ? (size_t) rg[2 * a + 1] : n;
+            o.col_cover = 1;
+            SET_VECTOR_ELT(ans, (R_xlen_t) a, allocVector(REALSXP, (R_xlen_t) gc_sink_len(&sink)));
+            sink.out = REAL(VECTOR_ELT(ans, (R_xlen_t) a));
+            if (gc_sink_len(&sink) == 0) continue;
+        }
+        int fl = 0;
+        if (p == 0 && !f) {
+            /* no coordinate observed: stats gives NA for every metric */
+            for (size_t k = 0; k < gc_sink_len(&sink); k++) sink.out[k] = NA_REAL;
+        } else if (f && (p == 0 || n < 2)) {
+            /* the engine visits no pair: NA off the diagonal (no coordinate),
+             * or the one item's zero */
+            for (size_t j = 0; j < n; j++)
+                for (size_t i = 0; i < n; i++) {
+                    double v = NA_REAL;
+                    gc_file_put(f, &v, 1, 0, 1.0, i, 1, j, 1, 0, EPI_IDENTITY, 1.0);
+                }
+        } else {
+            status = gpucor_dist_engine(REAL(x), n, p, m, pw, anyna, &sink, &host, &fl,
+                                        &used, msg, sizeof msg);
+        }
+        flag |= fl;
+    }
+    if (p == 0 && !f) {
+        UNPROTECT(1);
+        return ans;
     }
     if (f) {
         UNPROTECT(1);

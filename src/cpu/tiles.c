@@ -33,10 +33,11 @@ int cpu_tiles_run(size_t p, size_t q, int symmetric, size_t tile,
     int full = sink->kind == SINK_FILE;
     int tri = symmetric && !full;   /* the lower block triangle only */
     /* columns of tiles [b0, b1): a BiocParallel worker's share (those
-     * whose first column is in its range), else all; column bj holds the
+     * whose first column is in its range, or that meet it), else all; column bj holds the
      * tiles cstart[bj - b0] .. of the enumeration (rows bj.. when tri) */
     size_t b0, b1;
-    gc_share_blocks(host->opts->col0, host->opts->col1, tile, nbj, &b0, &b1);
+    gc_share_blocks(host->opts->col0, host->opts->col1, host->opts->col_cover, tile, nbj,
+                    &b0, &b1);
     size_t *cstart = malloc((b1 - b0 + 1) * sizeof *cstart);
     if (!cstart) return GPUCOR_ERR_ALLOC;
     cstart[0] = 0;

@@ -68,7 +68,8 @@ int gc_cuda_plan(const gc_sink *sink, size_t ncols, size_t rows, size_t elt,
             return GPUCOR_ERR_ALLOC;
         }
         /* one plan for every worker of the call, of this process's share */
-        if (gc_worker_agree(pl, host->opts->col0, host->opts->col1) == GPUCOR_OK)
+        if (gc_worker_agree(pl, host->opts->col0, host->opts->col1,
+                            host->opts->col_cover) == GPUCOR_OK)
             return GPUCOR_OK;
         snprintf(msg, msgcap, "interrupted");
         return GPUCOR_ERR_INTERRUPT;

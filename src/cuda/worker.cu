@@ -172,11 +172,11 @@ int gc_worker_stopped(void)
     return s;
 }
 
-int gc_worker_agree(gc_plan *pl, size_t col0, size_t col1)
+int gc_worker_agree(gc_plan *pl, size_t col0, size_t col1, int cover)
 {
     gc_coord *co = self_tl ? self_tl->co : NULL;
     if (!co) {
-        gc_plan_share(pl, col0, col1);
+        gc_plan_share(pl, col0, col1, cover);
         return GPUCOR_OK;
     }
     int me = self_tl->slot, status = GPUCOR_OK;
@@ -206,7 +206,7 @@ int gc_worker_agree(gc_plan *pl, size_t col0, size_t col1)
                 p.npanels = (p.ncols + w - 1) / w;
             }
         }
-        gc_plan_share(&p, col0, col1);
+        gc_plan_share(&p, col0, col1, cover);
         co->todo = (long *) malloc((p.npanels + 1) * sizeof(long));
         co->owner = (int *) malloc((p.npanels + 1) * sizeof(int));
         if (!co->todo || !co->owner) {

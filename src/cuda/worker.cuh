@@ -52,10 +52,9 @@ int gc_cuda_worker_count(const gc_host *host, int *nworkers, char *msg,
 
 /* ---- called from a worker's job (run.cu) ----------------------------- */
 /* Agree on the panels: *pl (this worker's own plan) becomes the common
- * one, of the panels whose first column is in [col0, col1) (col1 == 0:
- * all; gc_plan_share).  GPUCOR_ERR_INTERRUPT when the call is being
- * stopped. */
-int gc_worker_agree(gc_plan *pl, size_t col0, size_t col1);
+ * one, of the panels of the share [col0, col1) (col1 == 0: all;
+ * gc_plan_share).  GPUCOR_ERR_INTERRUPT when the call is being stopped. */
+int gc_worker_agree(gc_plan *pl, size_t col0, size_t col1, int cover);
 /* The next panel to make; -1: nothing is left (or the call stops); -2
  * (only when !may_block): none now, but a failing worker may leave some;
  * -3: fail now (tests: GPUCOR_TEST_FAIL_WORKER). */

@@ -55,6 +55,11 @@ typedef struct {
                             GPU's panels no longer depend on the device's
                             free memory, so that every process cuts the
                             same ones (plan.c) */
+    int col_cover;       /* the share is the tiles or panels that meet
+                            [col0, col1), not those whose first column is
+                            in it: a 'dist' share (gpu_dist), whose sink
+                            keeps exactly the columns [col0, col1), so a
+                            tile across the border is made by both sides */
 } gc_opts;
 
 /* ---- what an engine call gets: the options, and hooks called between
@@ -152,6 +157,9 @@ typedef struct {
                             dimension ld (the values after the epilogue) */
     double beta;         /* the adjacencies' power */
     size_t ld;           /* SINK_DENSE(_DEVICE): leading dimension (0: p) */
+    size_t win0, win1;   /* SINK_DIST: out holds the pairs of columns
+                            [win0, win1) only, from out[0] (win1 == 0: the
+                            whole 'dist'); the others are dropped */
     gc_powsum *pow;      /* SINK_POWSUM: the connectivities being summed */
     gc_file *file;       /* SINK_FILE: the p x q matrix goes to a file, never
                             whole in memory (file.h); the CPU engine then
@@ -246,20 +254,20 @@ int gc_plan_panels(size_t ncols, size_t col_bytes, size_t stage_bytes,
                    size_t forced, gc_plan *pl);
 /* Columns [j0, j1) of panel s. */
 void gc_plan_range(const gc_plan *pl, size_t s, size_t *j0, size_t *j1);
-/* Keeps the panels whose first column is in [col0, col1) (when col1 > 0:
- * gc_opts' share): first and npanels then count those only.  Call once
- * the width is final. */
-void gc_plan_share(gc_plan *pl, size_t col0, size_t col1);
+/* Keeps the panels of gc_opts' share [col0, col1) (when col1 > 0; those
+ * that meet it when cover, else those whose first column is in it): first
+ * and npanels then count those only.  Call once the width is final. */
+void gc_plan_share(gc_plan *pl, size_t col0, size_t col1, int cover);
 /* The tiles or panels of a share: those of block width w whose first
- * column, a multiple of w, is in [col0, col1): blocks [*b0, *b1) of
- * nblocks (col1 == 0: all). */
-static inline void gc_share_blocks(size_t col0, size_t col1, size_t w,
+ * column, a multiple of w, is in [col0, col1) (cover: whose columns meet
+ * it): blocks [*b0, *b1) of nblocks (col1 == 0: all). */
+static inline void gc_share_blocks(size_t col0, size_t col1, int cover, size_t w,
                                    size_t nblocks, size_t *b0, size_t *b1)
 {
     *b0 = 0;
     *b1 = nblocks;
     if (col1 == 0 || w == 0) return;
-    *b0 = (col0 + w - 1) / w;
+    *b0 = cover ? col0 / w : (col0 + w - 1) / w;
     *b1 = (col1 + w - 1) / w;
     if (*b1 > nblocks) *b1 = nblocks;
     if (*b0 > *b1) *b0 = *b1;

@@ -35,10 +35,10 @@ void gc_plan_range(const gc_plan *pl, size_t s, size_t *j0, size_t *j1)
     *j1 = *j0 + pl->w < pl->ncols ? *j0 + pl->w : pl->ncols;
 }
 
-void gc_plan_share(gc_plan *pl, size_t col0, size_t col1)
+void gc_plan_share(gc_plan *pl, size_t col0, size_t col1, int cover)
 {
     size_t b0, b1;
-    gc_share_blocks(col0, col1, pl->w, pl->npanels, &b0, &b1);
+    gc_share_blocks(col0, col1, cover, pl->w, pl->npanels, &b0, &b1);
     pl->first = b0;
     pl->npanels = b1 - b0;
 }

@@ -16,6 +16,8 @@ void gc_powsum_commit(const gc_sink *s, const gc_tile *t);
 size_t gc_sink_len(const gc_sink *s)
 {
     if (s->kind != SINK_DENSE && s->kind != SINK_DIST) return 0;
+    if (s->kind == SINK_DIST && s->win1)
+        return dist_offset(s->p, s->win1) - dist_offset(s->p, s->win0);
     return s->kind == SINK_DIST ? dist_len(s->p) : s->p * s->q;
 }
 
@@ -48,6 +50,16 @@ void gc_sink_commit(const gc_sink *s, const gc_tile *t, size_t offset,
         if (s->p)
             gc_file_put(s->file, t->val, s->p, t->is_float, t->scale, 0, s->p, offset / s->p,
                         count / s->p, 0, EPI_IDENTITY, 1.0);
+    }
+    else if (s->kind == SINK_DIST && s->win1) {
+        /* the window's part of the staged range (both are runs of whole
+         * columns of the packed 'dist') */
+        size_t lo = dist_offset(s->p, s->win0), hi = dist_offset(s->p, s->win1);
+        size_t a = offset > lo ? offset : lo, b = offset + count < hi ? offset + count : hi;
+        size_t esz = t->is_float ? sizeof(float) : sizeof(double);
+        if (a < b)
+            gc_copy_out(s->out + (a - lo), (const char *) t->val + (a - offset) * esz, b - a,
+                        t->is_float, t->scale, nthreads);
     }
     else gc_copy_out(s->out + offset, t->val, count, t->is_float, t->scale, nthreads);
 }

@@ -275,3 +275,81 @@ test_that("a worker's shares: its share of the threads only while it runs; share
   jobs <- gpucor:::.bp_shares(40, BiocParallel::SnowParam(3), gpucor:::.check_devices("all"))
   expect_identical(vapply(jobs, `[[`, 0L, "device"), (0:2) %% nd)
 })
+
+# gpu_dist(BPPARAM =): each worker returns the packed columns of its ranges
+# (made from the tiles or panels that meet them), put together in order.
+test_that("gpu_dist(BPPARAM =): the 'dist' of the call without it", {
+  skip_if_not_installed("BiocParallel")
+  info <- new_seed()
+  ps <- bp_params()
+  on.exit(BiocParallel::bpstop(ps$snow))
+  x <- t(bp_input(9, 45))                 # rows: ties, offset, constant, near duplicates
+  rownames(x) <- paste0("r", seq_len(nrow(x)))
+  x[10, ] <- x[11, ]
+  xn <- x
+  xn[sample(length(xn), 30)] <- NA
+  xn[7, 2] <- Inf
+  no_call <- function(f) function(bp) {
+    d <- f(bp)
+    attr(d, "call") <- NULL
+    d
+  }
+  for (b in test_backends()) for (bpn in names(ps))
+    for (method in c("euclidean", "maximum", "manhattan", "canberra", "binary", "minkowski",
+                     "correlation", "abscorrelation", "spearman", "kendall", "cosine"))
+      for (d in list(x, xn)) for (prec in if (b == "gpu") c("double", "single") else "double") {
+        lab <- sprintf("%s, %s, %s, %s, NA %s, %s", b, bpn, method, prec, anyNA(d), info)
+        same_call(no_call(function(bp) gpucor::gpu_dist(d, method, p = 3, backend = b,
+                                                        precision = prec, BPPARAM = bp)),
+                  ps[[bpn]], lab)
+      }
+  # small tiles and panels, more workers than items, 2 and 3 rows, no column
+  snow3 <- BiocParallel::SnowParam(3)
+  BiocParallel::bpstart(snow3)
+  on.exit(BiocParallel::bpstop(snow3), add = TRUE)
+  for (b in test_backends()) {
+    old <- options(gpucor.cpu_tile = 3L, gpucor.gpu_slab = 4L)
+    for (method in c("euclidean", "correlation", "kendall"))
+      for (d in list(x, xn))
+        same_call(no_call(function(bp) gpucor::gpu_dist(d, method, backend = b, BPPARAM = bp)),
+                  snow3, paste(b, method, "small tiles", anyNA(d), info))
+    options(old)
+    for (nr in 1:3)
+      same_call(no_call(function(bp) gpucor::gpu_dist(x[seq_len(nr), , drop = FALSE],
+                                                      backend = b, BPPARAM = bp)),
+                snow3, paste(b, "rows", nr, info))
+    same_call(no_call(function(bp) gpucor::gpu_dist(x[, 0], backend = b, BPPARAM = bp)),
+              snow3, paste(b, "no column", info))
+  }
+  expect_error(gpucor::gpu_dist(x, BPPARAM = "x"), "'BPPARAM' must be NULL or a", fixed = TRUE)
+  if (requireNamespace("HDF5Array", quietly = TRUE))
+    expect_error(gpucor::gpu_dist(x, output = gpucor::gpu_hdf5(tempfile(), "d"),
+                                  BPPARAM = BiocParallel::SerialParam()),
+                 "'output' and 'BPPARAM' together are not supported yet", fixed = TRUE)
+})
+
+test_that("a 'dist' share: the columns of any ranges, whatever the tiles, put together", {
+  x <- t(bp_input(6, 41))
+  opts <- function(cols) gpucor:::.engine_opts("cpu", "double", cols = cols)
+  for (tile in c(1L, 4L, 7L, 64L)) for (m in c(1L, 7L, 10L)) {
+    old <- options(gpucor.cpu_tile = tile)
+    whole <- suppressWarnings(.Call(gpucor:::C_gpucor_dist, x, m, 2, opts(NULL), NULL))
+    # ranges in any order, cut inside tiles, an empty last column, one past n
+    parts <- suppressWarnings(.Call(gpucor:::C_gpucor_dist, x, m, 2,
+                                    opts(c(17, 18, 0, 5, 5, 17, 18, 40, 40, 45)), NULL))
+    options(old)
+    expect_identical(lengths(parts), c(23L, 190L, 354L, 253L, 0L), label = paste(tile, m))
+    attributes(whole) <- NULL
+    expect_identical(unlist(parts[c(2, 3, 1, 4, 5)]), whole, label = paste(tile, m))
+  }
+  # parts that are not the shares': an error
+  jobs <- gpucor:::.bp_shares(41, BiocParallel::SerialParam(), 0L)
+  parts <- lapply(jobs, function(j) .Call(gpucor:::C_gpucor_dist, x, 1L, 2,
+                                          opts(unlist(j$ranges)), NULL))
+  whole <- .Call(gpucor:::C_gpucor_dist, x, 1L, 2, opts(NULL), NULL)
+  expect_identical(gpucor:::.bp_dist_join(parts, jobs, 41), whole)
+  for (bad in list(list(1), list(list(1, 2)), list(list(as.integer(parts[[1]][[1]]), 1)),
+                   list(lapply(parts[[1]], `[`, -1))))
+    expect_error(gpucor:::.bp_dist_join(bad, jobs, 41), "returned a malformed part",
+                 fixed = TRUE)
+})
