@@ -93,7 +93,9 @@
 #'   Vectors ignore it.
 #' @param output `NULL` (default: the result in memory), or [gpu_hdf5()]:
 #'   the matrix is written to an HDF5 file as it is made, never whole in
-#'   memory, and returned as an `HDF5Array`.  Not with `BPPARAM`.
+#'   memory, and returned as an `HDF5Array`.  With `BPPARAM`, each worker
+#'   writes its columns to files of its own, which the dataset reads (see
+#'   [gpu_hdf5()]).
 #' @return As [stats::cor()]: a matrix of correlations, or a single number
 #'   when `x` and `y` are both vectors; with `output`, an `HDF5Array`.
 #' @seealso [gpu_dist()], [stats::cor()]
@@ -114,9 +116,8 @@ gpu_cor <- function(x, y = NULL, use = "everything",
   verbose <- .check_verbose(verbose)
   devices <- .check_devices(devices)
   output <- .check_output(output)
-  if (!is.null(output) && !is.null(BPPARAM))
-    stop("'output' and 'BPPARAM' together are not supported yet")
-  if (!is.null(BPPARAM)) {
+  if (!is.null(BPPARAM)) .bp_check(BPPARAM)
+  if (!is.null(BPPARAM) && is.null(output)) {
     r <- .bp_entry(x, y, use, match.arg(method), backend, precision, devices, verbose,
                    assay, FALSE, BPPARAM)
     if (!is.null(r)) return(r)
@@ -162,8 +163,24 @@ gpu_cor <- function(x, y = NULL, use = "everything",
   done <- FALSE
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
   t0 <- proc.time()[["elapsed"]]
-  r <- .Call(C_gpucor_cor, x, y, match(method, c("pearson", "spearman", "kendall")),
-             use, rows, .engine_opts(backend, precision, verbose, devices),
+  mcode <- match(method, c("pearson", "spearman", "kendall"))
+  if (!is.null(output) && !is.null(BPPARAM) && q > 0L) {
+    # each worker writes its columns to files of its own (R/hdf5.R)
+    .bp_gpu_check(BPPARAM, backend)
+    jobs <- .bp_shares(q, BPPARAM, devices)
+    flags <- .bp_hdf5(output, ncol(x), q, jobs, BPPARAM, .bp_cor_file_part, x = x, y = y,
+                      method = mcode, use = use, rows = rows, backend = backend,
+                      precision = precision)
+    done <- TRUE
+    if (verbose)
+      .bp_report("gpu_cor", 1L, jobs, backend, BPPARAM, proc.time()[["elapsed"]] - t0)
+    r <- .hdf5_result(output, if (!is.null(cx) || !is.null(cy)) list(cx, cy),
+                      attr(flags, "parts"))
+    if (.bp_flags(flags)[["sd0"]]) warning("the standard deviation is zero")
+    return(r)
+  }
+  r <- .Call(C_gpucor_cor, x, y, mcode, use, rows,
+             .engine_opts(backend, precision, verbose, devices),
              if (!is.null(output)) .hdf5_spec(output, ncol(x), q))
   done <- TRUE
   if (verbose) {
@@ -259,3 +276,10 @@ gpu_cor <- function(x, y = NULL, use = "everything",
     })
   invisible()
 }
+
+# One worker's ranges of gpu_cor(output =, BPPARAM =), each to its part file.
+.bp_cor_file_part <- function(ranges, device, specs, x, y, method, use, rows, backend,
+                              precision)
+  .bp_file_ranges(ranges, specs, function(spec)
+    .Call(C_gpucor_cor, x, y, method, use, rows,
+          .engine_opts(backend, precision, FALSE, device), spec))

@@ -81,7 +81,8 @@
 #'   every worker whole (read into memory first, whatever it is); the
 #'   workers' parts and the result are both in memory for a moment (twice
 #'   the result's size).  GPU workers need `SnowParam` (not
-#'   `MulticoreParam`).  Not with `output`.
+#'   `MulticoreParam`).  With `output`, each worker writes its columns to
+#'   files of its own, which the dataset reads (see [gpu_hdf5()]).
 #' @return An object of class `"dist"`: the lower triangle of the distance
 #'   matrix by columns, with attributes `Size`, `Labels` (the row names, if
 #'   any), `Diag`, `Upper`, `method`, `p` (Minkowski only) and `call`; with
@@ -108,13 +109,10 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
   m <- .dist_method(method, p)
   precision <- match.arg(precision)
   output <- .check_output(output)
-  if (!is.null(BPPARAM)) {
-    if (!is.null(output)) stop("'output' and 'BPPARAM' together are not supported yet")
-    .bp_check(BPPARAM)
-  }
+  if (!is.null(BPPARAM)) .bp_check(BPPARAM)
   if (!is.null(output)) {
     x <- .dist_input(x, assay)
-    return(.dist_output(x, m, p, backend, precision, devices, verbose, output))
+    return(.dist_output(x, m, p, backend, precision, devices, verbose, output, BPPARAM))
   }
   # an input larger than a block is read in blocks of rows (R/blocks.R)
   src <- if (isS4(x) && is.null(BPPARAM)) .block_source(x, assay, FALSE)
@@ -221,7 +219,8 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
 # gpu_dist(output =): the full matrix of the distances between the rows of
 # the double matrix x, written by the engine (the correlation distances by
 # the CPU's: the GPU writes whole columns of stats' six metrics only).
-.dist_output <- function(x, m, p, backend, precision, devices, verbose, output) {
+.dist_output <- function(x, m, p, backend, precision, devices, verbose, output,
+                         BPPARAM = NULL) {
   if (m > 6L) {
     if (is.character(backend) && length(backend) == 1L && !is.na(backend) &&
         nzchar(backend) && startsWith("gpu", backend))
@@ -229,14 +228,36 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
            "only: use backend = \"cpu\" or \"auto\"")
     backend <- "cpu"
   }
-  d <- .dist_run(x, m, p, .dist_backend(backend, x, m), precision, devices, verbose,
-                 .hdf5_spec(output, nrow(x), nrow(x)))
+  backend <- .dist_backend(backend, x, m)
+  n <- nrow(x)
+  if (!is.null(BPPARAM) && n > 0L) {
+    # each worker writes its columns to files of its own (R/hdf5.R)
+    .bp_gpu_check(BPPARAM, backend)
+    t0 <- proc.time()[["elapsed"]]
+    jobs <- .bp_shares(n, BPPARAM, devices)
+    flags <- .bp_hdf5(output, n, n, jobs, BPPARAM, .bp_dist_file_part, x = x, m = m,
+                      p = as.double(p), backend = backend, precision = precision)
+    parts <- attr(flags, "parts")
+    flags <- .bp_flags(flags)
+    if (verbose)
+      .bp_report("gpu_dist", 1L, jobs, backend, BPPARAM, proc.time()[["elapsed"]] - t0)
+  } else {
+    d <- .dist_run(x, m, p, backend, precision, devices, verbose,
+                   .hdf5_spec(output, n, n))
+    flags <- c(sd0 = isTRUE(attr(d, "sd0")), nonfinite = isTRUE(attr(d, "nonfinite")))
+    parts <- NULL
+  }
   labels <- rownames(x)
-  r <- .hdf5_result(output, if (!is.null(labels)) list(labels, labels))
-  if (isTRUE(attr(d, "nonfinite"))) warning("treating non-finite values as NA")
-  if (isTRUE(attr(d, "sd0"))) warning("the standard deviation is zero")
+  r <- .hdf5_result(output, if (!is.null(labels)) list(labels, labels), parts)
+  if (flags[["nonfinite"]]) warning("treating non-finite values as NA")
+  if (flags[["sd0"]]) warning("the standard deviation is zero")
   r
 }
+
+# One worker's ranges of gpu_dist(output =, BPPARAM =), each to its part file.
+.bp_dist_file_part <- function(ranges, device, specs, x, m, p, backend, precision)
+  .bp_file_ranges(ranges, specs, function(spec)
+    .Call(C_gpucor_dist, x, m, p, .engine_opts(backend, precision, FALSE, device), spec))
 
 # The index into .gpucor_dist_methods of a method name as gpu_dist() takes
 # it (and a check of Minkowski's p).

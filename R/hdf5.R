@@ -36,6 +36,17 @@
 #' arithmetic of `gpu_cor()` in memory; the GPU computes whole columns in
 #' either case.
 #'
+#' With `BPPARAM` ([gpu_cor()] and [gpu_dist()]), BiocParallel's workers
+#' write at once, and HDF5 allows one writer a file: each worker writes
+#' its ranges of columns to files of their own beside `filepath`, named
+#' `"<filepath>.<name>.part<k>.h5"`, and `name` in `filepath` is then made
+#' a virtual dataset (HDF5's VDS) of those parts, read as one matrix by
+#' HDF5Array (and by any HDF5 1.10 reader).  The part files must stay
+#' beside `filepath` (moved together, the dataset still reads them); a
+#' part missing reads as `NA`.  An existing part file is an error; a
+#' failure removes them all.  Across cluster nodes the folder must be on a
+#' filesystem every node sees.
+#'
 #' Requires a gpucor built with HDF5 (`configure` finds `libhdf5-dev`, or
 #' Bioconductor's Rhdf5lib) and the Bioconductor package HDF5Array.
 #'
@@ -109,19 +120,76 @@ print.gpucor_hdf5 <- function(x, ...) {
 
 # What crosses .Call for a p x q result: the file, the dataset, the chunk
 # (rows, columns of the result), how much memory of complete bands may
-# wait for the writer, and the steps after the engine (.hdf5_post(), or
-# NULL).
-.hdf5_spec <- function(output, p, q, post = NULL) {
+# wait for the writer, the steps after the engine (.hdf5_post(), or NULL),
+# and the window: NULL, or c(from, to), the columns [from, to) (0-based)
+# that make the dataset (a BiocParallel worker's range; the engine then
+# runs the tiles or panels that meet it).
+.hdf5_spec <- function(output, p, q, post = NULL, window = NULL) {
+  w <- if (is.null(window)) q else window[2L] - window[1L]
   chunk <- output$chunkdim
   if (is.null(chunk)) {
     # whole columns, about 2^20 values a chunk (HDF5Array's own default size)
     rows <- min(max(p, 1), 2^20)
-    chunk <- c(rows, max(1, min(q, floor(2^20 / rows))))
+    chunk <- c(rows, max(1, min(w, floor(2^20 / rows))))
   }
-  chunk <- pmax(1, pmin(chunk, c(max(p, 1), max(q, 1))))
+  chunk <- pmax(1, pmin(chunk, c(max(p, 1), max(w, 1))))
   list(path = output$path, name = output$name, chunk = as.double(chunk),
        level = output$level, float = output$float,
-       cap = as.double(.opt("gpucor.hdf5_buffer")), post = post)
+       cap = as.double(.opt("gpucor.hdf5_buffer")), post = post,
+       window = if (!is.null(window)) as.double(window))
+}
+
+# gpu_cor()/gpu_dist() with 'output' and BPPARAM: HDF5 has one writer a
+# file, so each range of columns of the jobs (.bp_shares()) is written by
+# its worker to a file of its own beside output's,
+# "<file>.<name>.part<k>.h5" (k: the ranges in column order), as dataset
+# 'name' of those columns; then output's dataset is made a virtual dataset
+# (HDF5 1.10's VDS) over the parts, which HDF5Array reads as one.
+# (Dotted names: no argument in '...' matches them partially.)
+# .part(ranges, device, specs, ...) runs the engine on each of its ranges
+# with specs[[as.character(from)]] and returns its flags; on any failure
+# the parts go.  Returns the workers' flags, with attribute "parts": the
+# part files, in column order (.hdf5_result() reads them).
+.bp_hdf5 <- function(.output, .p, .q, .jobs, .bp, .part, ...) {
+  output <- .output
+  rg <- do.call(rbind, unlist(lapply(.jobs, `[[`, "ranges"), recursive = FALSE))
+  rg <- rg[order(rg[, 1L]), , drop = FALSE]
+  dir <- normalizePath(dirname(output$path), mustWork = FALSE)
+  base <- sprintf("%s.%s.part%d.h5", basename(output$path),
+                  gsub("[^A-Za-z0-9_.-]", "_", output$name), seq_len(nrow(rg)))
+  files <- file.path(dir, base)
+  there <- file.exists(files)
+  if (any(there))
+    stop(sprintf("the part file %s exists already (from an earlier run?): remove it, or ",
+                 files[there][1L]), "choose another 'filepath' or 'name'", call. = FALSE)
+  specs <- lapply(seq_len(nrow(rg)), function(k) {
+    o <- output
+    o$path <- files[k]
+    .hdf5_spec(o, .p, .q, window = rg[k, ])
+  })
+  names(specs) <- as.character(rg[, 1L])
+  done <- FALSE
+  on.exit(if (!done) unlink(files))
+  flags <- .bp_share_run(.jobs, .part, .bp, specs = specs, ...)
+  .Call(C_gpucor_hdf5_virtual, output$path, output$name, as.double(c(.p, .q)),
+        output$float, base, rep(output$name, length(base)), as.double(t(rg)))
+  done <- TRUE
+  structure(flags, parts = files)
+}
+
+# The flags a worker's ranges gave (.bp_hdf5()), any of them: sd0, nonfinite.
+.bp_flags <- function(flags)
+  c(sd0 = any(vapply(flags, function(f) isTRUE(f[["sd0"]]), NA)),
+    nonfinite = any(vapply(flags, function(f) isTRUE(f[["nonfinite"]]), NA)))
+
+# One worker's ranges through .Call(fun, ..., spec) each, the spec of its
+# range last (the engine option 'cols' comes from the spec's window).
+.bp_file_ranges <- function(ranges, specs, call) {
+  f <- vapply(seq(1L, length(ranges), by = 2L), function(a) {
+    r <- call(specs[[as.character(ranges[a])]])
+    c(isTRUE(attr(r, "sd0")), isTRUE(attr(r, "nonfinite")))
+  }, logical(2))
+  c(sd0 = any(f[1L, ]), nonfinite = any(f[2L, ]))
 }
 
 # The steps R takes on a result in memory after the engine, for the file
@@ -138,9 +206,18 @@ print.gpucor_hdf5 <- function(x, ...) {
        epi2 = as.integer(epi2))
 
 # After the engine wrote the dataset: its dimnames beside it, and the
-# DelayedMatrix that reads it.
-.hdf5_result <- function(output, dimnames) {
-  if (!is.null(dimnames) && !all(vapply(dimnames, is.null, logical(1))))
-    HDF5Array::h5writeDimnames(dimnames, output$path, output$name)
-  HDF5Array::HDF5Array(output$path, output$name)
+# DelayedMatrix that reads it.  A virtual dataset over part files
+# (.bp_hdf5()) is read through them when this HDF5Array cannot open one
+# (HDF5Array 1.26 cannot: rhdf5 does not know its layout): the parts bound
+# by columns, with the dimnames.
+.hdf5_result <- function(output, dimnames, parts = NULL) {
+  named <- !is.null(dimnames) && !all(vapply(dimnames, is.null, logical(1)))
+  if (named) HDF5Array::h5writeDimnames(dimnames, output$path, output$name)
+  if (is.null(parts)) return(HDF5Array::HDF5Array(output$path, output$name))
+  r <- tryCatch(HDF5Array::HDF5Array(output$path, output$name), error = function(e) NULL)
+  if (!is.null(r)) return(r)
+  r <- do.call(getExportedValue("BiocGenerics", "cbind"),
+               lapply(parts, HDF5Array::HDF5Array, name = output$name))
+  if (named) dimnames(r) <- dimnames
+  r
 }

@@ -207,6 +207,14 @@ hdf5|hdf5-peer)
   for part in $parts; do
     Rscript bench/hdf5.R "$part" 2>&1 | tee -a "$OUT/hdf5.log" | grep -v "^gpu_cor:" | tail -12
   done ;;
+hdf5-bp)
+  # output with BPPARAM: per-worker part files against one writer, same
+  # run, P = 30000 (7.2 GB; bench/hdf5.R write, write-bp, dd)
+  export GPUCOR_BENCH_DIR=${GPUCOR_BENCH_DIR:-/tmp/h5bench}; mkdir -p "$GPUCOR_BENCH_DIR"
+  for part in write write-bp dd; do
+    P=${P:-30000} Rscript bench/hdf5.R "$part" 2>&1 | tee -a "$OUT/hdf5-bp.log" | grep -v "^gpu_cor:" | tail -12
+  done
+  rm -rf "$GPUCOR_BENCH_DIR" ;;
 hdf5-network)
   # the WGCNA functions' HDF5 output on the GPU (bench/hdf5_network_smoke.R)
   Rscript bench/hdf5_network_smoke.R 2>&1 | tee "$OUT/hdf5-network.log" | tail -8 ;;

@@ -3,6 +3,11 @@
 #   write     gpu_cor(x, output = gpu_hdf5(f)) of 300 x P (fresh process:
 #             its peak RSS is the call's), seconds to return and with the
 #             file synced, GB/s of the result written
+#   write-bp  the same with BPPARAM = SnowParam(W) (W default 2, workers
+#             started first, every worker on GPU 0): each worker writes its
+#             columns to part files, bound by a virtual dataset; seconds
+#             (and with the parts synced), the main process's peak RSS, and
+#             sampled blocks against the file of 'write' (run it first)
 #   dd        dd of the same bytes to the same directory (page cache, and
 #             with conv=fdatasync)
 #   peer      HDF5Array::writeHDF5Array(gpu_cor(x)) at level 0 (the file
@@ -40,6 +45,35 @@ if (part == "write") {
   say("peak RSS GB", sprintf("%.3f", hwm()))
   say("file GB", sprintf("%.2f", file.size(f) / 1e9))
   say("chunkdim", paste(HDF5Array::chunkdim(r), collapse = " x "))
+} else if (part == "write-bp") {
+  suppressMessages(library(BiocParallel))
+  W <- as.integer(Sys.getenv("W", "2"))
+  g <- file.path(dir, "corbp.h5")
+  unlink(c(g, Sys.glob(paste0(g, ".*"))))
+  bp <- SnowParam(W)
+  tw <- el({bpstart(bp); invisible(gpu_cor(x[, 1:500], backend = "gpu", BPPARAM = bp))})
+  t <- el(r <- gpu_cor(x, output = gpu_hdf5(g, "cor"), BPPARAM = bp, verbose = TRUE))
+  parts <- Sys.glob(paste0(g, ".*"))
+  ts <- el(system2("sync", c(g, parts)))
+  bpstop(bp)
+  say(sprintf("SnowParam(%d) start s", W), sprintf("%.2f", tw))
+  say(sprintf("gpu_hdf5 BPPARAM %d s (to return)", W), sprintf("%.2f  (%.2f GB/s)", t, gb / t))
+  say(sprintf("gpu_hdf5 BPPARAM %d s (+ sync)", W),
+      sprintf("%.2f  (%.2f GB/s)", t + ts, gb / (t + ts)))
+  say("main process peak RSS GB", sprintf("%.3f", hwm()))
+  say("part files, GB", sprintf("%d, %.2f", length(parts), sum(file.size(parts)) / 1e9))
+  if (file.exists(f)) {
+    one <- HDF5Array::HDF5Array(f, "cor")
+    set.seed(3)
+    ok <- 0L
+    for (k in 1:20) {
+      i <- sort(sample(P, 300))
+      j <- sort(sample(P, 100))
+      ok <- ok + identical(as.matrix(r[i, j]), as.matrix(one[i, j]))
+    }
+    say("identical to the one-writer file", sprintf("%d of 20 sampled blocks", ok))
+  }
+  unlink(c(g, parts))
 } else if (part == "write-float") {
   g <- file.path(dir, "corf.h5")
   unlink(g)

@@ -10,6 +10,7 @@
 SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts, SEXP file);
 SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts, SEXP file);
 SEXP gpucor_hdf5_available(void);
+SEXP gpucor_hdf5_virtual(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP gpucor_sparse_cor(SEXP colptr, SEXP rowind, SEXP val, SEXP nrow, SEXP spearman,
                        SEXP opts);
 SEXP gpucor_progress_new(SEXP show);
@@ -61,6 +62,7 @@ double gpucor_na_real;
 static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_cor, 7),
     CALLDEF(gpucor_hdf5_available, 0),
+    CALLDEF(gpucor_hdf5_virtual, 7),
     CALLDEF(gpucor_sparse_cor, 6),
     CALLDEF(gpucor_dist, 5),
     CALLDEF(gpucor_progress_new, 1),

@@ -43,7 +43,7 @@ static void read_post(SEXP post, size_t p, size_t q, gc_file_post *ps)
 }
 
 gc_file *gpucor_file_open(SEXP spec, size_t p, size_t q, int symmetric, int zero_diag,
-                          const gc_opts *o, gc_sink *sink, gc_host *host, const char *what)
+                          gc_opts *o, gc_sink *sink, gc_host *host, const char *what)
 {
     if (TYPEOF(spec) != VECSXP || isNull(getAttrib(spec, R_NamesSymbol)))
         error("internal error: invalid output");
@@ -56,9 +56,20 @@ gc_file *gpucor_file_open(SEXP spec, size_t p, size_t q, int symmetric, int zero
     s.name = CHAR(STRING_ELT(field(spec, "name"), 0));
     s.p = p;
     s.q = q;
+    SEXP win = field(spec, "window");
+    if (!isNull(win)) {
+        if (TYPEOF(win) != REALSXP || XLENGTH(win) != 2 || !(REAL(win)[0] >= 0) ||
+            !(REAL(win)[1] > REAL(win)[0]) || REAL(win)[1] > (double) q)
+            error("internal error: invalid output window");
+        s.col0 = (size_t) REAL(win)[0];
+        s.q = (size_t) REAL(win)[1] - s.col0;
+        o->col0 = s.col0;
+        o->col1 = s.col0 + s.q;
+        o->col_cover = 1;
+    }
     s.cr = (size_t) REAL(chunk)[0];
     s.cc = (size_t) REAL(chunk)[1];
-    if (s.cr < 1 || s.cr > (p ? p : 1) || s.cc < 1 || s.cc > (q ? q : 1))
+    if (s.cr < 1 || s.cr > (p ? p : 1) || s.cc < 1 || s.cc > (s.q ? s.q : 1))
         error("internal error: invalid output chunk");
     s.level = asInteger(field(spec, "level"));
     s.out_float = asLogical(field(spec, "float")) == TRUE;
@@ -87,6 +98,37 @@ void gpucor_file_finish(gc_file *f, int status, const char *what, const char *ms
     int s2 = gc_file_close(f, status == GPUCOR_OK, m2, sizeof m2);
     if (s2 != GPUCOR_OK) error("%s: %s", what, m2);
     if (status != GPUCOR_OK) gpucor_raise_msg(status, what, msg);
+}
+
+/* gpu_*(output =, BPPARAM =): the virtual dataset of the workers' parts
+ * (gc_file_virtual); files, names: one a part, cols: c(from, to) of each. */
+SEXP gpucor_hdf5_virtual(SEXP path, SEXP name, SEXP dims, SEXP out_float, SEXP files,
+                         SEXP names, SEXP cols)
+{
+    R_xlen_t np = XLENGTH(files);
+    if (TYPEOF(files) != STRSXP || TYPEOF(names) != STRSXP || XLENGTH(names) != np ||
+        TYPEOF(cols) != REALSXP || XLENGTH(cols) != 2 * np || TYPEOF(dims) != REALSXP ||
+        XLENGTH(dims) != 2)
+        error("internal error: invalid virtual dataset");
+    const char **fs = (const char **) R_alloc((size_t) np + 1, sizeof *fs);
+    const char **ns = (const char **) R_alloc((size_t) np + 1, sizeof *ns);
+    double *c0 = (double *) R_alloc((size_t) np + 1, sizeof *c0);
+    double *c1 = (double *) R_alloc((size_t) np + 1, sizeof *c1);
+    for (R_xlen_t k = 0; k < np; k++) {
+        fs[k] = CHAR(STRING_ELT(files, k));
+        ns[k] = CHAR(STRING_ELT(names, k));
+        c0[k] = REAL(cols)[2 * k];
+        c1[k] = REAL(cols)[2 * k + 1];
+        if (!(c0[k] >= 0) || !(c1[k] > c0[k]) || c1[k] > REAL(dims)[1])
+            error("internal error: invalid virtual dataset");
+    }
+    char msg[512] = "";
+    if (gc_file_virtual(CHAR(STRING_ELT(path, 0)), CHAR(STRING_ELT(name, 0)),
+                        (size_t) REAL(dims)[0], (size_t) REAL(dims)[1],
+                        asLogical(out_float) == TRUE, (size_t) np, fs, ns, c0, c1, msg,
+                        sizeof msg) != GPUCOR_OK)
+        error("%s", msg);
+    return ScalarLogical(TRUE);
 }
 
 SEXP gpucor_hdf5_available(void)

@@ -58,7 +58,10 @@ typedef int (*gc_file_hook)(void *ctx, size_t j0, size_t nj, double *val, size_t
 
 typedef struct {
     const char *path, *name;
-    size_t p, q;          /* the result: p x q */
+    size_t p, q;          /* the dataset: p x q */
+    size_t col0;          /* its column 0 is the result's column col0 (a
+                             BiocParallel worker's range: the tiles' other
+                             columns are dropped); 0 for the whole result */
     size_t cr, cc;        /* chunk: cr rows x cc columns of the result */
     int level;            /* deflate level, 0: none */
     int out_float;        /* store floats */
@@ -69,12 +72,21 @@ typedef struct {
     gc_file_post post;    /* what is done to a complete band (all 0: nothing) */
 } gc_file_spec;
 
+/* A virtual dataset 'name' in 'path' (created, or opened when it is an
+ * HDF5 file without that dataset): the p x q result of which columns
+ * [c0[k], c1[k]) are the p x (c1[k] - c0[k]) dataset names[k] of the file
+ * files[k] (a name relative to path's folder); what no part covers reads
+ * as NA.  Returns GPUCOR_OK, or an error with msg (nothing left). */
+int gc_file_virtual(const char *path, const char *name, size_t p, size_t q, int out_float,
+                    size_t nparts, const char *const *files, const char *const *names,
+                    const double *c0, const double *c1, char *msg, size_t msgcap);
 /* 1 when the package was built with HDF5. */
 int gc_file_available(void);
 /* Creates the dataset (and the file, if there is none) and starts the
  * writer.  On failure *out is NULL, nothing is left, and msg says why. */
 int gc_file_open(const gc_file_spec *spec, gc_file **out, char *msg, size_t msgcap);
-/* Result pairs (i0 + a, j0 + b), a < ni, b < nj, into their bands:
+/* Result pairs (i0 + a, j0 + b), a < ni, b < nj, into their bands (those
+ * of the dataset's columns; j0 is the result's):
  * val[a + b * ld] (doubles, or floats when is_float), times scale, after the
  * epilogue; with 'transposed' at val[b + a * ld] (the CPU's tile of the
  * mirrored pairs).  A symmetric sink's tile with i0 == j0 holds the pairs

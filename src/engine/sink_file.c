@@ -31,6 +31,16 @@ void gc_file_put(gc_file *f, const void *val, size_t ld, int is_float, double sc
 
 int gc_file_failed(gc_file *f) { (void) f; return 1; }
 
+int gc_file_virtual(const char *path, const char *name, size_t p, size_t q, int out_float,
+                    size_t nparts, const char *const *files, const char *const *names,
+                    const double *c0, const double *c1, char *msg, size_t msgcap)
+{
+    (void) path; (void) name; (void) p; (void) q; (void) out_float; (void) nparts;
+    (void) files; (void) names; (void) c0; (void) c1;
+    snprintf(msg, msgcap, "gpucor was built without HDF5");
+    return GPUCOR_ERR_INVALID;
+}
+
 void gc_file_set_hook(gc_file *f, gc_file_hook hook, void *ctx)
 {
     (void) f; (void) hook; (void) ctx;
@@ -430,7 +440,7 @@ static void *band_of(gc_file *f, size_t k)
 static int post_band(gc_file *f, size_t k)
 {
     const gc_file_post *ps = &f->s.post;
-    size_t p = f->s.p, j0 = k * f->s.cc, w = band_w(f, k);
+    size_t p = f->s.p, j0 = f->s.col0 + k * f->s.cc, w = band_w(f, k);   /* the result's */
     double *v = f->band[k];
     if (f->hook && f->hook(f->hook_ctx, j0, w, v, p)) return 1;
     for (size_t b = 0; b < w; b++) {
@@ -489,26 +499,28 @@ void gc_file_put(gc_file *f, const void *val, size_t ld, int is_float, double sc
                  size_t i0, size_t ni, size_t j0, size_t nj, int transposed, int epi,
                  double beta)
 {
-    size_t j1 = j0 + nj, p = f->s.p;
+    size_t j1 = j0 + nj, p = f->s.p, w0 = f->s.col0, w1 = w0 + f->s.q;
     int diag_block = f->s.symmetric && i0 == j0 && !transposed;
     int plain = !diag_block && !transposed && !is_float && !f->fill_float &&
                 epi == EPI_IDENTITY && scale == 1.0 &&
                 (!f->s.zero_diag || i0 >= j0 + nj || j0 >= i0 + ni);
-    for (size_t c = j0; c < j1;) {
-        size_t k = c / f->s.cc, cend = (k + 1) * f->s.cc < j1 ? (k + 1) * f->s.cc : j1;
+    /* the dataset's columns [w0, w1) of the result only (a window) */
+    for (size_t c = j0 > w0 ? j0 : w0, cut = j1 < w1 ? j1 : w1; c < cut;) {
+        size_t k = (c - w0) / f->s.cc, bend = w0 + (k + 1) * f->s.cc;
+        size_t cend = bend < cut ? bend : cut, base = w0 + k * f->s.cc;
         char *band = band_of(f, k);
         if (!band) return;
         if (plain) {
             /* whole stretches of columns, as they are (the GPU's panels) */
             for (size_t j = c; j < cend; j++)
-                memcpy(band + ((j - k * f->s.cc) * p + i0) * sizeof(double),
+                memcpy(band + ((j - base) * p + i0) * sizeof(double),
                        (const double *) val + (j - j0) * ld, ni * sizeof(double));
             band_done(f, k, ni * (cend - c));
             c = cend;
             continue;
         }
         for (size_t j = c; j < cend; j++) {
-            size_t b = j - j0, col = (j - k * f->s.cc) * p;
+            size_t b = j - j0, col = (j - base) * p;
             for (size_t a = 0; a < ni; a++) {
                 size_t i = i0 + a, idx = transposed ? b + a * ld : a + b * ld;
                 if (diag_block && i < j) idx = b + a * ld;   /* the mirrored pair */
@@ -555,6 +567,72 @@ int gc_file_close(gc_file *f, int ok, char *msg, size_t msgcap)
     pthread_cond_destroy(&f->work);
     free_file(f);
     return status;
+}
+
+int gc_file_virtual(const char *path, const char *name, size_t p, size_t q, int out_float,
+                    size_t nparts, const char *const *files, const char *const *names,
+                    const double *c0, const double *c1, char *msg, size_t msgcap)
+{
+    H5E_auto2_t old_func;
+    void *old_data;
+    H5Eget_auto2(H5E_DEFAULT, &old_func, &old_data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    const char *why = NULL;
+    int created = 0;
+    hid_t fid = -1, did = -1, sp = -1, dcpl = -1, lcpl = -1;
+    errno = 0;
+    if (access(path, F_OK) == 0) {
+        if (H5Fis_hdf5(path) <= 0) why = "it exists and is not an HDF5 file";
+        else if ((fid = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT)) < 0)
+            why = "it cannot be opened for writing";
+        else if (H5Lexists(fid, name, H5P_DEFAULT) > 0)
+            why = "it has a dataset of that name already";
+    } else if ((fid = H5Fcreate(path, H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT)) < 0) {
+        why = "it cannot be created";
+    } else {
+        created = 1;
+    }
+    if (!why) {
+        hsize_t dims[2] = {(hsize_t) q, (hsize_t) p};   /* HDF5's order: column j is row j */
+        hid_t type = out_float ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
+        double na = gpucor_na_real;
+        float fna = to_float(na);
+        sp = H5Screate_simple(2, dims, NULL);
+        dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        lcpl = H5Pcreate(H5P_LINK_CREATE);
+        H5Pset_create_intermediate_group(lcpl, 1);
+        if (sp < 0 || dcpl < 0 || lcpl < 0 ||
+            H5Pset_fill_value(dcpl, type, out_float ? (const void *) &fna : (const void *) &na) < 0)
+            why = "the virtual dataset cannot be described";
+        for (size_t k = 0; k < nparts && !why; k++) {
+            hsize_t w = (hsize_t) (c1[k] - c0[k]);
+            hsize_t off[2] = {(hsize_t) c0[k], 0}, cnt[2] = {w, (hsize_t) p};
+            hid_t src = H5Screate_simple(2, cnt, NULL);
+            if (src < 0 || H5Sselect_hyperslab(sp, H5S_SELECT_SET, off, NULL, cnt, NULL) < 0 ||
+                H5Pset_virtual(dcpl, sp, files[k], names[k], src) < 0)
+                why = "a part cannot be mapped";
+            if (src >= 0) H5Sclose(src);
+        }
+        if (!why) {
+            H5Sselect_all(sp);
+            did = H5Dcreate2(fid, name, out_float ? H5T_IEEE_F32LE : H5T_IEEE_F64LE, sp, lcpl,
+                             dcpl, H5P_DEFAULT);
+            if (did < 0) why = "the virtual dataset cannot be created there";
+        }
+    }
+    int e = errno, made = did >= 0;
+    if (did >= 0 && H5Dclose(did) < 0 && !why) why = "closing the virtual dataset failed";
+    if (why && made && !created) H5Ldelete(fid, name, H5P_DEFAULT);   /* ours only */
+    if (sp >= 0) H5Sclose(sp);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (lcpl >= 0) H5Pclose(lcpl);
+    if (fid >= 0 && H5Fclose(fid) < 0 && !why) why = "closing the file failed";
+    if (why && created) unlink(path);
+    H5Eset_auto2(H5E_DEFAULT, old_func, old_data);
+    if (!why) return GPUCOR_OK;
+    snprintf(msg, msgcap, "cannot write '%s' to %s: %s%s%s", name, path, why, e ? ": " : "",
+             e ? strerror(e) : "");
+    return GPUCOR_ERR_INVALID;
 }
 
 #endif

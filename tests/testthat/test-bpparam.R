@@ -322,10 +322,7 @@ test_that("gpu_dist(BPPARAM =): the 'dist' of the call without it", {
               snow3, paste(b, "no column", info))
   }
   expect_error(gpucor::gpu_dist(x, BPPARAM = "x"), "'BPPARAM' must be NULL or a", fixed = TRUE)
-  if (requireNamespace("HDF5Array", quietly = TRUE))
-    expect_error(gpucor::gpu_dist(x, output = gpucor::gpu_hdf5(tempfile(), "d"),
-                                  BPPARAM = BiocParallel::SerialParam()),
-                 "'output' and 'BPPARAM' together are not supported yet", fixed = TRUE)
+  # with output: test-hdf5.R
 })
 
 test_that("a 'dist' share: the columns of any ranges, whatever the tiles, put together", {

@@ -32,9 +32,8 @@ test_that("gpu_hdf5() checks its arguments", {
   x <- matrix(rnorm(40), 10, 4)
   expect_error(gpu_cor(x, output = list(path = f)), "made by gpu_hdf5")
   expect_error(gpu_cor(x[, 1], x[, 2], output = gpu_hdf5(f, "a")), "matrix result")
-  expect_error(gpu_cor(x, output = gpu_hdf5(f, "a"),
-                       BPPARAM = structure(list(), class = "BiocParallelParam")),
-               "not supported")
+  expect_error(gpu_cor(x, output = gpu_hdf5(f, "a"), BPPARAM = "x"),
+               "'BPPARAM' must be NULL or a", fixed = TRUE)
   expect_false(file.exists(f))
 })
 
@@ -196,6 +195,110 @@ test_that("a failed write leaves no dataset, and no file it created", {
   expect_error(gpu_cor(x, output = gpu_hdf5(txt, "r")), "not an HDF5 file")
   expect_identical(readLines(txt), "not hdf5")
   unlink(c(f, txt))
+})
+
+# output with BPPARAM: each worker writes its ranges of columns to part
+# files; the dataset is a virtual one over them, and the call returns the
+# parts bound by columns where HDF5Array cannot open a virtual dataset.
+test_that("gpu_cor()/gpu_dist() with output and BPPARAM: the values, names and warnings of memory", {
+  skip_if_not_installed("BiocParallel")
+  info <- new_seed()
+  snow <- BiocParallel::SnowParam(2)
+  BiocParallel::bpstart(snow)
+  on.exit(BiocParallel::bpstop(snow))
+  ps <- list(serial = BiocParallel::SerialParam(), snow = snow)
+  x <- rmat(30, 23, dimnames = list(paste0("s", 1:30), paste0("g", 1:23)))
+  x[, 4] <- 2                                      # zero sd
+  x[, 7] <- 1e8 + x[, 7]                           # an offset
+  x[, 9] <- round(x[, 9])                          # ties
+  xn <- x
+  xn[sample(length(x), 40)] <- NA
+  y <- rmat(30, 5)
+  parts_of <- function(f, name) list.files(dirname(f), pattern = paste0("^", basename(f), "\\."))
+  for (b in backends) for (bpn in names(ps)) for (tile in c(0L, 3L)) {
+    old <- options(gpucor.cpu_tile = tile, gpucor.gpu_slab = tile)
+    cases <- list(list(x = x, y = NULL, use = "everything", method = "pearson"),
+                  list(x = xn, y = NULL, use = "pairwise.complete.obs", method = "spearman"),
+                  list(x = xn, y = NULL, use = "complete.obs", method = "kendall"),
+                  list(x = x, y = y, use = "everything", method = "pearson"))
+    for (cs in cases) for (type in c("double", "float")) {
+      lab <- paste(b, bpn, tile, cs$use, cs$method, !is.null(cs$y), type, info)
+      f <- h5()
+      want <- capture_conditions(gpu_cor(cs$x, cs$y, cs$use, cs$method, backend = b))
+      got <- capture_conditions(gpu_cor(cs$x, cs$y, cs$use, cs$method, backend = b,
+                                        BPPARAM = ps[[bpn]],
+                                        output = gpu_hdf5(f, "grp/r", type = type)))
+      expect_identical(got$warnings, want$warnings, label = lab)
+      expect_null(got$error, label = lab)
+      if (type == "double") expect_identical(back(got$value), want$value, label = lab)
+      else expect_equal(back(got$value), want$value, tolerance = 1e-6, label = lab)
+      expect_identical(dimnames(got$value), dimnames(want$value), label = lab)
+      # the file's own dataset: the same values (rhdf5 reads the virtual one)
+      v <- rhdf5::h5read(f, "grp/r")
+      expect_identical(v, unname(if (type == "double") want$value
+                                 else back(got$value)), label = lab)
+      expect_gte(length(parts_of(f)), 2L)
+      unlink(c(f, file.path(dirname(f), parts_of(f))))
+    }
+    for (m in c("euclidean", "canberra", "correlation", "kendall")) {
+      lab <- paste(b, bpn, tile, m, info)
+      f <- h5()
+      d <- t(xn)
+      want <- capture_conditions(as.matrix(gpu_dist(d, m, backend = b)))
+      got <- capture_conditions(gpu_dist(d, m, backend = b, BPPARAM = ps[[bpn]],
+                                         output = gpu_hdf5(f, "d")))
+      expect_identical(got$warnings, want$warnings, label = lab)
+      expect_identical(back(got$value), want$value, label = lab)
+      unlink(c(f, file.path(dirname(f), parts_of(f))))
+    }
+    options(old)
+  }
+})
+
+test_that("output with BPPARAM: part files that exist, a failed worker, a dataset that exists", {
+  skip_if_not_installed("BiocParallel")
+  x <- rmat(20, 40)
+  bp <- BiocParallel::SerialParam()
+  f <- h5()
+  parts <- function() list.files(dirname(f), pattern = paste0("^", basename(f), "\\."))
+  # a part file in the way: an error before any work, nothing removed
+  stale <- file.path(dirname(f), paste0(basename(f), ".r.part1.h5"))
+  writeLines("old", stale)
+  expect_error(gpu_cor(x, BPPARAM = bp, output = gpu_hdf5(f, "r")), "exists already")
+  expect_identical(readLines(stale), "old")
+  unlink(stale)
+  # a worker's write fails: no part and no file left
+  Sys.setenv(GPUCOR_TEST_FILE_FAIL = "0")
+  expect_error(gpu_cor(x, BPPARAM = bp, output = gpu_hdf5(f, "r")), "an HDF5 write")
+  Sys.unsetenv("GPUCOR_TEST_FILE_FAIL")
+  expect_identical(parts(), character())
+  expect_false(file.exists(f))
+  # the dataset exists in the file: the parts go, the file and its dataset stay
+  gpu_cor(x[, 1:3], output = gpu_hdf5(f, "r"))
+  expect_error(gpu_dist(x, BPPARAM = bp, output = gpu_hdf5(f, "r")), "dataset of that name")
+  expect_identical(parts(), character())
+  expect_identical(back(HDF5Array::HDF5Array(f, "r")), gpu_cor(x[, 1:3]))
+  unlink(f)
+})
+
+test_that("a file's window: the dataset of a range of the result's columns", {
+  x <- rmat(15, 31)
+  whole <- gpu_cor(x, backend = "cpu")
+  for (tile in c(1L, 4L, 9L, 64L)) for (w in list(c(0, 31), c(3, 17), c(30, 31), c(8, 9))) {
+    f <- h5()
+    spec <- gpucor:::.hdf5_spec(gpu_hdf5(f, "w", chunkdim = c(15, 2)), 31, 31, window = w)
+    with_opts(list(gpucor.cpu_tile = tile),
+              .Call(gpucor:::C_gpucor_cor, x, NULL, 1L, 1L, NULL,
+                    gpucor:::.engine_opts("cpu", "double"), spec))
+    expect_identical(back(HDF5Array::HDF5Array(f, "w")),
+                     whole[, (w[1] + 1):w[2], drop = FALSE], label = paste(tile, w))
+    unlink(f)
+  }
+  f <- h5()
+  spec <- gpucor:::.hdf5_spec(gpu_hdf5(f, "w"), 31, 31, window = c(5, 40))
+  expect_error(.Call(gpucor:::C_gpucor_cor, x, NULL, 1L, 1L, NULL,
+                     gpucor:::.engine_opts("cpu", "double"), spec), "invalid output window")
+  expect_false(file.exists(f))
 })
 
 test_that("a full disk is a clear error and leaves no file", {
