@@ -29,4 +29,14 @@ for (pr in c("double", "single")) {
       chk(a, b, paste(pr, "dist", m, anyNA(d)))
     }
 }
+# output with BPPARAM: the windowed file sink of GPU panels
+if (gpucor:::.hdf5_ok()) for (pr in c("double", "single")) {
+  f <- tempfile(fileext = ".h5")
+  r <- gpu_cor(x, backend = "gpu", precision = pr, BPPARAM = bp, output = gpu_hdf5(f, "c"))
+  chk(as.matrix(r), gpu_cor(x, backend = "gpu", precision = pr), paste(pr, "cor to file"))
+  r <- gpu_dist(t(x), backend = "gpu", precision = pr, BPPARAM = bp, output = gpu_hdf5(f, "d"))
+  chk(as.matrix(r), as.matrix(gpu_dist(t(x), backend = "gpu", precision = pr)),
+      paste(pr, "dist to file"))
+  unlink(c(f, Sys.glob(paste0(f, ".*"))))
+}
 cat(if (ok) "bp smoke: all identical\n" else "bp smoke: FAILED\n")
