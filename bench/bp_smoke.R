@@ -35,7 +35,7 @@ if (gpucor:::.hdf5_ok()) for (pr in c("double", "single")) {
   r <- gpu_cor(x, backend = "gpu", precision = pr, BPPARAM = bp, output = gpu_hdf5(f, "c"))
   chk(as.matrix(r), gpu_cor(x, backend = "gpu", precision = pr), paste(pr, "cor to file"))
   r <- gpu_dist(t(x), backend = "gpu", precision = pr, BPPARAM = bp, output = gpu_hdf5(f, "d"))
-  chk(as.matrix(r), as.matrix(gpu_dist(t(x), backend = "gpu", precision = pr)),
+  chk(as.matrix(r), unname(as.matrix(gpu_dist(t(x), backend = "gpu", precision = pr))),
       paste(pr, "dist to file"))
   unlink(c(f, Sys.glob(paste0(f, ".*"))))
 }
