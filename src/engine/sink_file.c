@@ -524,9 +524,11 @@ void gc_file_put(gc_file *f, const void *val, size_t ld, int is_float, double sc
             for (size_t a = 0; a < ni; a++) {
                 size_t i = i0 + a, idx = transposed ? b + a * ld : a + b * ld;
                 if (diag_block && i < j) idx = b + a * ld;   /* the mirrored pair */
-                double r = value_at(val, idx, is_float);
-                if (r == r) r = gc_epilogue(epi, beta, r * scale);
-                if (i == j && f->s.zero_diag) r = 0.0;
+                double r = 0.0;   /* a distance's diagonal: 0, whatever the tile holds */
+                if (i != j || !f->s.zero_diag) {
+                    r = value_at(val, idx, is_float);
+                    if (r == r) r = gc_epilogue(epi, beta, r * scale);
+                }
                 if (f->fill_float) {
                     ((float *) band)[col + i] = to_float(r);
                 } else {

@@ -242,3 +242,11 @@ with_envvars <- function(vars, code) {
   on.exit(set(old))
   force(code)
 }
+
+# A started BiocParallel::SnowParam(n), stopped when the calling test ends.
+local_snow <- function(n, env = parent.frame()) {
+  p <- BiocParallel::SnowParam(n)
+  BiocParallel::bpstart(p)
+  withr::defer(BiocParallel::bpstop(p), envir = env)
+  p
+}

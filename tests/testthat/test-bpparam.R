@@ -149,9 +149,7 @@ test_that("gpu_cor_edges(BPPARAM =): the edges, p-values and FDR of the call wit
 test_that("BPPARAM shares: many CPU tiles and GPU panels, more workers than columns, refined cuts", {
   skip_if_not_installed("BiocParallel")
   info <- new_seed()
-  snow <- BiocParallel::SnowParam(3)
-  BiocParallel::bpstart(snow)
-  on.exit(BiocParallel::bpstop(snow))
+  snow <- local_snow(3)
   x <- bp_input(30, 50)
   for (b in test_backends()) {
     # small tiles and panels: shares cut through many of them
@@ -304,9 +302,7 @@ test_that("gpu_dist(BPPARAM =): the 'dist' of the call without it", {
                   ps[[bpn]], lab)
       }
   # small tiles and panels, more workers than items, 2 and 3 rows, no column
-  snow3 <- BiocParallel::SnowParam(3)
-  BiocParallel::bpstart(snow3)
-  on.exit(BiocParallel::bpstop(snow3), add = TRUE)
+  snow3 <- local_snow(3)
   for (b in test_backends()) {
     old <- options(gpucor.cpu_tile = 3L, gpucor.gpu_slab = 4L)
     for (method in c("euclidean", "correlation", "kendall"))

@@ -203,10 +203,7 @@ test_that("a failed write leaves no dataset, and no file it created", {
 test_that("gpu_cor()/gpu_dist() with output and BPPARAM: the values, names and warnings of memory", {
   skip_if_not_installed("BiocParallel")
   info <- new_seed()
-  snow <- BiocParallel::SnowParam(2)
-  BiocParallel::bpstart(snow)
-  on.exit(BiocParallel::bpstop(snow))
-  ps <- list(serial = BiocParallel::SerialParam(), snow = snow)
+  ps <- list(serial = BiocParallel::SerialParam(), snow = local_snow(2))
   x <- rmat(30, 23, dimnames = list(paste0("s", 1:30), paste0("g", 1:23)))
   x[, 4] <- 2                                      # zero sd
   x[, 7] <- 1e8 + x[, 7]                           # an offset
