@@ -215,6 +215,16 @@ hdf5-bp)
     P=${P:-30000} Rscript bench/hdf5.R "$part" 2>&1 | tee -a "$OUT/hdf5-bp.log" | grep -v "^gpu_cor:" | tail -12
   done
   rm -rf "$GPUCOR_BENCH_DIR" ;;
+hdf5-prof)
+  # where gpu_cor(output =)'s time goes (GPUCOR_FILE_PROFILE=1: the file
+  # sink's writer and waits), default chunks and 64 MB ones, against dd
+  export GPUCOR_BENCH_DIR=${GPUCOR_BENCH_DIR:-/tmp/h5bench}; mkdir -p "$GPUCOR_BENCH_DIR"
+  for cc in 0 ${CHUNKS:-168}; do
+    CHUNK_COLS=$cc GPUCOR_FILE_PROFILE=1 Rscript bench/hdf5.R write 2>&1 | tee -a "$OUT/hdf5-prof.log" | tail -12
+    rm -f "$GPUCOR_BENCH_DIR"/cor.h5
+  done
+  Rscript bench/hdf5.R dd 2>&1 | tee -a "$OUT/hdf5-prof.log" | tail -3
+  rm -rf "$GPUCOR_BENCH_DIR" ;;
 hdf5-network)
   # the WGCNA functions' HDF5 output on the GPU (bench/hdf5_network_smoke.R)
   Rscript bench/hdf5_network_smoke.R 2>&1 | tee "$OUT/hdf5-network.log" | tail -8 ;;

@@ -5,6 +5,7 @@
  */
 #include <R.h>
 #include <Rinternals.h>
+#include <stdlib.h>
 #include <string.h>
 #include "gpucor.h"
 #include "status.h"
@@ -95,6 +96,13 @@ void gpucor_file_finish(gc_file *f, int status, const char *what, const char *ms
 {
     char m2[512] = "";
     active = NULL;
+    const char *prof = getenv("GPUCOR_FILE_PROFILE");   /* bench/hdf5.R */
+    if (prof && prof[0] == '1') {
+        double s[5];
+        gc_file_profile(f, s);
+        REprintf("file sink: %.2f s open, writer writing %.2f s, idle %.2f s; engine "
+                 "waiting for band memory %.2f s; %.0f bands\n", s[0], s[1], s[2], s[3], s[4]);
+    }
     int s2 = gc_file_close(f, status == GPUCOR_OK, m2, sizeof m2);
     if (s2 != GPUCOR_OK) error("%s: %s", what, m2);
     if (status != GPUCOR_OK) gpucor_raise_msg(status, what, msg);

@@ -96,6 +96,11 @@ void gc_file_put(gc_file *f, const void *val, size_t ld, int is_float, double sc
                  double beta);
 /* The hook of the post steps (before the engine runs). */
 void gc_file_set_hook(gc_file *f, gc_file_hook hook, void *ctx);
+/* Where the time went (bench): s[0] seconds since the open, s[1] of them
+ * the writer spent writing (and compressing), s[2] waiting for bands, s[3]
+ * the engine's threads waiting for band memory (summed), s[4] the bands
+ * written. */
+void gc_file_profile(gc_file *f, double *s);
 /* Nonzero once a write has failed (the engine should stop). */
 int gc_file_failed(gc_file *f);
 /* Stops the writer.  ok: the engine finished, so every band is in; then the

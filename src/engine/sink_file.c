@@ -31,6 +31,12 @@ void gc_file_put(gc_file *f, const void *val, size_t ld, int is_float, double sc
 
 int gc_file_failed(gc_file *f) { (void) f; return 1; }
 
+void gc_file_profile(gc_file *f, double *s)
+{
+    (void) f;
+    for (int k = 0; k < 5; k++) s[k] = 0;
+}
+
 int gc_file_virtual(const char *path, const char *name, size_t p, size_t q, int out_float,
                     size_t nparts, const char *const *files, const char *const *names,
                     const double *c0, const double *c1, char *msg, size_t msgcap)
@@ -57,6 +63,7 @@ int gc_file_close(gc_file *f, int ok, char *msg, size_t msgcap)
 
 #include <errno.h>
 #include <stdint.h>
+#include <time.h>
 #include <pthread.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -94,7 +101,15 @@ struct gc_file {
     H5E_auto2_t old_func;
     void *old_data;
     long fail_after;             /* tests: bands written before a failure (-1: none) */
+    double t_open, t_write, t_wait, t_idle;   /* gc_file_profile() */
 };
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 int gc_file_available(void) { return 1; }
 
@@ -176,7 +191,9 @@ static void *writer_main(void *arg)
     size_t zl[WRITER_BATCH];
     for (;;) {
         pthread_mutex_lock(&f->mu);
+        double ti = now_s();
         while (f->qhead == f->qtail && !f->done) pthread_cond_wait(&f->work, &f->mu);
+        f->t_idle += now_s() - ti;
         if (f->qhead == f->qtail) {
             pthread_mutex_unlock(&f->mu);
             break;
@@ -212,6 +229,7 @@ static void *writer_main(void *arg)
                     zl[b] = f->band_bytes;
                 }
             }
+            double tw = now_s();
             for (int b = 0; b < nb && !zfail && !failed; b++) {
                 const void *src = zb[b] ? zb[b] : f->band[ks[b]];
                 if (f->fail_after >= 0 && f->written + (size_t) b >= (size_t) f->fail_after) {
@@ -221,7 +239,9 @@ static void *writer_main(void *arg)
                     failed = 1;
                 }
             }
+            tw = now_s() - tw;
             pthread_mutex_lock(&f->mu);
+            f->t_write += tw;
             if (zfail) { errno = 0; fail(f, "compression"); }
             else if (failed) fail(f, "an HDF5 write");
             else f->written += (size_t) nb;
@@ -384,8 +404,20 @@ int gc_file_open(const gc_file_spec *spec, gc_file **out, char *msg, size_t msgc
         return GPUCOR_ERR_ALLOC;
     }
     f->writer_started = 1;
+    f->t_open = now_s();
     *out = f;
     return GPUCOR_OK;
+}
+
+void gc_file_profile(gc_file *f, double *s)
+{
+    pthread_mutex_lock(&f->mu);
+    s[0] = now_s() - f->t_open;
+    s[1] = f->t_write;
+    s[2] = f->t_idle;
+    s[3] = f->t_wait;
+    s[4] = (double) f->written;
+    pthread_mutex_unlock(&f->mu);
 }
 
 void gc_file_set_hook(gc_file *f, gc_file_hook hook, void *ctx)
@@ -412,9 +444,11 @@ int gc_file_failed(gc_file *f)
 static void *band_of(gc_file *f, size_t k)
 {
     pthread_mutex_lock(&f->mu);
+    double t0 = now_s();
     while (!f->band[k] && !f->failed && !f->nspare && f->queued > 0 &&
            f->live + f->alloc_bytes > f->s.cap)
         pthread_cond_wait(&f->space, &f->mu);
+    f->t_wait += now_s() - t0;
     if (!f->band[k] && !f->failed) {
         if (f->nspare) {
             f->band[k] = f->spare[--f->nspare];   /* live already */

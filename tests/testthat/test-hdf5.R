@@ -95,8 +95,10 @@ for (b in backends) test_that(paste0("the file's chunks, dimnames, float type an
   r <- gpu_cor(x, output = gpu_hdf5(f, "a/b/cor"), backend = b)
   expect_identical(back(r), gpu_cor(x, backend = b))
   expect_identical(dimnames(r), list(colnames(x), colnames(x)))
-  # default: whole columns, 2^20 values a chunk at most
+  # default: whole columns, 2^23 values a chunk at most
   expect_identical(as.integer(HDF5Array::chunkdim(r)), c(300L, 300L))
+  expect_identical(gpucor:::.hdf5_spec(gpu_hdf5(f, "z"), 50000, 50000)$chunk, c(50000, 167))
+  expect_identical(gpucor:::.hdf5_spec(gpu_hdf5(f, "z"), 9e6, 10)$chunk, c(2^23, 1))
   r2 <- gpu_cor(x, output = gpu_hdf5(f, "c2", chunkdim = c(64, 10)), backend = b)
   expect_identical(as.integer(HDF5Array::chunkdim(r2)), c(64L, 10L))
   expect_identical(back(r2), back(r))
