@@ -90,7 +90,13 @@
 #'   the CPU engine the values are those of the call without `BPPARAM`, bit
 #'   for bit; on the GPU to rounding (cuBLAS may choose another kernel for
 #'   another shape).  A sparse matrix is read in dense blocks then.
-#'   Vectors ignore it.
+#'   Vectors ignore it.  With `output`, the result's columns are shared
+#'   instead, as in [gpu_cor_edges()] (each worker runs the tiles or
+#'   panels that meet its ranges of columns, on the input read into memory
+#'   and sent to it), and the values are those of the call without
+#'   `BPPARAM`: bit for bit on the CPU engine, and on the GPU wherever the
+#'   device's free memory does not narrow that call's panels (the workers
+#'   cut their panels without looking at it).
 #' @param output `NULL` (default: the result in memory), or [gpu_hdf5()]:
 #'   the matrix is written to an HDF5 file as it is made, never whole in
 #'   memory, and returned as an `HDF5Array`.  With `BPPARAM`, each worker
