@@ -182,7 +182,7 @@ gpu_cor <- function(x, y = NULL, use = "everything",
       .bp_report("gpu_cor", 1L, jobs, backend, BPPARAM, proc.time()[["elapsed"]] - t0)
     r <- .hdf5_result(output, if (!is.null(cx) || !is.null(cy)) list(cx, cy),
                       attr(flags, "parts"))
-    if (.bp_flags(flags)[["sd0"]]) warning("the standard deviation is zero")
+    if (flags[["sd0"]]) warning("the standard deviation is zero")
     return(r)
   }
   r <- .Call(C_gpucor_cor, x, y, mcode, use, rows,

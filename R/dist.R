@@ -238,7 +238,6 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
     flags <- .bp_hdf5(output, n, n, jobs, BPPARAM, .bp_dist_file_part, x = x, m = m,
                       p = as.double(p), backend = backend, precision = precision)
     parts <- attr(flags, "parts")
-    flags <- .bp_flags(flags)
     if (verbose)
       .bp_report("gpu_dist", 1L, jobs, backend, BPPARAM, proc.time()[["elapsed"]] - t0)
   } else {

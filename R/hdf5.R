@@ -152,8 +152,9 @@ print.gpucor_hdf5 <- function(x, ...) {
 # (Dotted names: no argument in '...' matches them partially.)
 # .part(ranges, device, specs, ...) runs the engine on each of its ranges
 # with specs[[as.character(from)]] and returns its flags; on any failure
-# the parts go.  Returns the workers' flags, with attribute "parts": the
-# part files, in column order (.hdf5_result() reads them).
+# the parts go.  Returns c(sd0, nonfinite), each TRUE when a worker's was,
+# with attribute "parts": the part files, in column order (.hdf5_result()
+# reads them).
 .bp_hdf5 <- function(.output, .p, .q, .jobs, .bp, .part, ...) {
   output <- .output
   rg <- do.call(rbind, unlist(lapply(.jobs, `[[`, "ranges"), recursive = FALSE))
@@ -178,13 +179,9 @@ print.gpucor_hdf5 <- function(x, ...) {
   .Call(C_gpucor_hdf5_virtual, output$path, output$name, as.double(c(.p, .q)),
         output$float, base, rep(output$name, length(base)), as.double(t(rg)))
   done <- TRUE
-  structure(flags, parts = files)
+  f <- vapply(flags, function(v) c(isTRUE(v[["sd0"]]), isTRUE(v[["nonfinite"]])), logical(2))
+  structure(c(sd0 = any(f[1L, ]), nonfinite = any(f[2L, ])), parts = files)
 }
-
-# The flags a worker's ranges gave (.bp_hdf5()), any of them: sd0, nonfinite.
-.bp_flags <- function(flags)
-  c(sd0 = any(vapply(flags, function(f) isTRUE(f[["sd0"]]), NA)),
-    nonfinite = any(vapply(flags, function(f) isTRUE(f[["nonfinite"]]), NA)))
 
 # One worker's ranges through .Call(fun, ..., spec) each, the spec of its
 # range last (the engine option 'cols' comes from the spec's window).

@@ -345,6 +345,15 @@ static int bp_pass(void *ctx, const gc_sink *sink, char *msg, size_t msgcap)
     return status;
 }
 
+/* A new vector of type t and length len as element k of list (protected
+ * through it). */
+static SEXP list_put(SEXP list, R_xlen_t k, SEXPTYPE t, R_xlen_t len)
+{
+    SEXP v = allocVector(t, len);
+    SET_VECTOR_ELT(list, k, v);
+    return v;
+}
+
 /* One pass of the driver over this worker's share of the columns (its
  * ranges: the engine option 'cols'), as spec describes it: list(hist, counts =
  * c(above, valid), i, j, v (the collected pairs, 0-based), hlen, partner,
@@ -407,23 +416,18 @@ SEXP gpucor_edges_pass(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP op
     uint64_t above, valid, *h = (uint64_t *) R_alloc(SEL_NBINS, sizeof *h);
     gc_select_sum(&s, h, &above, &valid);
     if (s.mode & SEL_HIST) {
-        SEXP hv = allocVector(REALSXP, SEL_NBINS);
-        SET_VECTOR_ELT(ans, 0, hv);
+        SEXP hv = list_put(ans, 0, REALSXP, SEL_NBINS);
         for (size_t b = 0; b < SEL_NBINS; b++) REAL(hv)[b] = (double) h[b];
     }
-    SEXP counts = allocVector(REALSXP, 2);
-    SET_VECTOR_ELT(ans, 1, counts);
+    SEXP counts = list_put(ans, 1, REALSXP, 2);
     REAL(counts)[0] = (double) above;
     REAL(counts)[1] = (double) valid;
     if (s.mode & SEL_COLLECT) {
         size_t total = 0;
         for (int sl = 0; sl < s.nslots; sl++) total += s.cand[sl].len;
-        SEXP ri = allocVector(INTSXP, (R_xlen_t) total);
-        SET_VECTOR_ELT(ans, 2, ri);
-        SEXP rj = allocVector(INTSXP, (R_xlen_t) total);
-        SET_VECTOR_ELT(ans, 3, rj);
-        SEXP rv = allocVector(REALSXP, (R_xlen_t) total);
-        SET_VECTOR_ELT(ans, 4, rv);
+        SEXP ri = list_put(ans, 2, INTSXP, (R_xlen_t) total);
+        SEXP rj = list_put(ans, 3, INTSXP, (R_xlen_t) total);
+        SEXP rv = list_put(ans, 4, REALSXP, (R_xlen_t) total);
         size_t at = 0;
         for (int sl = 0; sl < s.nslots; sl++)
             for (size_t a = 0; a < s.cand[sl].len; a++, at++) {
@@ -434,14 +438,10 @@ SEXP gpucor_edges_pass(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP op
     }
     if ((s.mode & SEL_HEAPS) && s.k) {
         size_t len = s.nvar * s.k;
-        SEXP hl = allocVector(INTSXP, (R_xlen_t) s.nvar);
-        SET_VECTOR_ELT(ans, 5, hl);
-        SEXP hp = allocVector(INTSXP, (R_xlen_t) len);
-        SET_VECTOR_ELT(ans, 6, hp);
-        SEXP hs = allocVector(REALSXP, (R_xlen_t) len);
-        SET_VECTOR_ELT(ans, 7, hs);
-        SEXP hv = allocVector(REALSXP, (R_xlen_t) len);
-        SET_VECTOR_ELT(ans, 8, hv);
+        SEXP hl = list_put(ans, 5, INTSXP, (R_xlen_t) s.nvar);
+        SEXP hp = list_put(ans, 6, INTSXP, (R_xlen_t) len);
+        SEXP hs = list_put(ans, 7, REALSXP, (R_xlen_t) len);
+        SEXP hv = list_put(ans, 8, REALSXP, (R_xlen_t) len);
         for (size_t var = 0; var < s.nvar; var++) {
             INTEGER(hl)[var] = (int) s.hlen[var];
             for (size_t a = 0; a < s.k; a++) {
@@ -487,12 +487,9 @@ SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
     int nprot = 0;
     R_xlen_t ne = (R_xlen_t) eo.n;
     SEXP ans = PROTECT(allocVector(VECSXP, 6)); nprot++;
-    SEXP r_row = allocVector(INTSXP, ne);
-    SET_VECTOR_ELT(ans, 0, r_row);
-    SEXP r_col = allocVector(INTSXP, ne);
-    SET_VECTOR_ELT(ans, 1, r_col);
-    SEXP r_val = allocVector(REALSXP, ne);
-    SET_VECTOR_ELT(ans, 2, r_val);
+    SEXP r_row = list_put(ans, 0, INTSXP, ne);
+    SEXP r_col = list_put(ans, 1, INTSXP, ne);
+    SEXP r_val = list_put(ans, 2, REALSXP, ne);
     int *prow = INTEGER(r_row), *pcol = INTEGER(r_col);
     double *pval = REAL(r_val);
     int nth = o->nthreads > 0 ? o->nthreads : 1;
@@ -505,14 +502,12 @@ SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
         pval[k] = eo.val[k];
     }
     if (e.use == USE_PAIRWISE) {
-        SEXP r_n = allocVector(INTSXP, ne);
-        SET_VECTOR_ELT(ans, 3, r_n);
+        SEXP r_n = list_put(ans, 3, INTSXP, ne);
         for (R_xlen_t k = 0; k < ne; k++)
             INTEGER(r_n)[k] = (int) pair_n(&e.pc, eo.row[k], eo.col[k]);
     }
     if (eo.p) {
-        SEXP r_p = allocVector(REALSXP, ne);
-        SET_VECTOR_ELT(ans, 4, r_p);
+        SEXP r_p = list_put(ans, 4, REALSXP, ne);
         double *pp = REAL(r_p);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(static) if (ne > 65536)
@@ -520,8 +515,7 @@ SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
         for (R_xlen_t k = 0; k < ne; k++) pp[k] = isnan(eo.p[k]) ? gpucor_na_real : eo.p[k];
     }
     if (eo.adj) {
-        SEXP r_a = allocVector(REALSXP, ne);
-        SET_VECTOR_ELT(ans, 5, r_a);
+        SEXP r_a = list_put(ans, 5, REALSXP, ne);
         memcpy(REAL(r_a), eo.adj, (size_t) ne * sizeof(double));
     }
     if (o->profile) {

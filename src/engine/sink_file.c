@@ -315,6 +315,28 @@ static int finish_hdf5(gc_file *f, int keep)
     return bad;
 }
 
+/* The file a dataset 'name' goes to, opened for writing (*fid), or created
+ * when there is none (*created = 1); NULL, or why not (errno may say more;
+ * *fid is then whatever was opened, or -1). */
+static const char *open_target(const char *path, const char *name, hid_t *fid, int *created)
+{
+    *fid = -1;
+    *created = 0;
+    errno = 0;
+    if (access(path, F_OK) != 0) {
+        errno = 0;
+        if ((*fid = H5Fcreate(path, H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT)) < 0)
+            return "it cannot be created";
+        *created = 1;
+        return NULL;
+    }
+    if (H5Fis_hdf5(path) <= 0) return "it exists and is not an HDF5 file";
+    if ((*fid = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT)) < 0)
+        return "it cannot be opened for writing";
+    if (H5Lexists(*fid, name, H5P_DEFAULT) > 0) return "it has a dataset of that name already";
+    return NULL;
+}
+
 int gc_file_open(const gc_file_spec *spec, gc_file **out, char *msg, size_t msgcap)
 {
     *out = NULL;
@@ -349,21 +371,9 @@ int gc_file_open(const gc_file_spec *spec, gc_file **out, char *msg, size_t msgc
 
     H5Eget_auto2(H5E_DEFAULT, &f->old_func, &f->old_data);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    const char *why = NULL;
-    if (access(spec->path, F_OK) == 0) {
-        if (H5Fis_hdf5(spec->path) <= 0) why = "it exists and is not an HDF5 file";
-        else if ((f->fid = H5Fopen(spec->path, H5F_ACC_RDWR, H5P_DEFAULT)) < 0)
-            why = "it cannot be opened for writing";
-        else if (H5Lexists(f->fid, spec->name, H5P_DEFAULT) > 0)
-            why = "it has a dataset of that name already";
-        else if (H5Lexists(f->fid, f->tmpname, H5P_DEFAULT) > 0)
-            H5Ldelete(f->fid, f->tmpname, H5P_DEFAULT);   /* an earlier run's leftover */
-    } else {
-        errno = 0;
-        f->fid = H5Fcreate(spec->path, H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
-        if (f->fid < 0) why = "it cannot be created";
-        else f->created = 1;
-    }
+    const char *why = open_target(spec->path, spec->name, &f->fid, &f->created);
+    if (!why && H5Lexists(f->fid, f->tmpname, H5P_DEFAULT) > 0)
+        H5Ldelete(f->fid, f->tmpname, H5P_DEFAULT);   /* an earlier run's leftover */
     if (!why) {
         hsize_t dims[2] = {(hsize_t) spec->q, (hsize_t) spec->p};
         hid_t sp = H5Screate_simple(2, dims, NULL);
@@ -613,21 +623,9 @@ int gc_file_virtual(const char *path, const char *name, size_t p, size_t q, int 
     void *old_data;
     H5Eget_auto2(H5E_DEFAULT, &old_func, &old_data);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    const char *why = NULL;
     int created = 0;
     hid_t fid = -1, did = -1, sp = -1, dcpl = -1, lcpl = -1;
-    errno = 0;
-    if (access(path, F_OK) == 0) {
-        if (H5Fis_hdf5(path) <= 0) why = "it exists and is not an HDF5 file";
-        else if ((fid = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT)) < 0)
-            why = "it cannot be opened for writing";
-        else if (H5Lexists(fid, name, H5P_DEFAULT) > 0)
-            why = "it has a dataset of that name already";
-    } else if ((fid = H5Fcreate(path, H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT)) < 0) {
-        why = "it cannot be created";
-    } else {
-        created = 1;
-    }
+    const char *why = open_target(path, name, &fid, &created);
     if (!why) {
         hsize_t dims[2] = {(hsize_t) q, (hsize_t) p};   /* HDF5's order: column j is row j */
         hid_t type = out_float ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
