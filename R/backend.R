@@ -70,6 +70,14 @@ gpu_info <- function() {
 #'     wait for the writer of a [gpu_hdf5()] output before the engine waits
 #'     (a size as for `gpucor.gpu_memory`; default 512 MiB).  The engine's
 #'     bands are kept for reuse up to this much.}
+#'   \item{`gpucor.bp_file_bytes`}{With `BPPARAM`, an input matrix of at
+#'     least this many bytes (a size as for `gpucor.gpu_memory`, or `Inf`
+#'     for never; default 8 MiB) reaches workers on this machine
+#'     (`SnowParam()` with a number of workers, `MulticoreParam()`,
+#'     `BatchtoolsParam()` on its local clusters) through one file in
+#'     [tempdir()], written once and read by each worker, instead of inside
+#'     every job's message; the file is removed when the call returns.
+#'     Workers on other machines always get the input in the message.}
 #'   \item{`gpucor.memory_guard`}{Before a result is allocated, its size (and
 #'     the engine's working copy of the input) is compared with the memory
 #'     available (`MemAvailable` in `/proc/meminfo`, on Linux), and the call

@@ -278,7 +278,9 @@
   jobs <- lapply(seq_along(groups), function(g)
     list(tiles = tiles[groups[[g]], , drop = FALSE],
          device = devs[(g - 1L) %% length(devs) + 1L]))
-  res <- BiocParallel::bplapply(jobs, .bp_tiles, x = x, y = y, bx = bx, by = by,
+  args <- .bp_ship(list(x = x, y = y), BPPARAM)
+  on.exit(.bp_unlink(args))
+  res <- BiocParallel::bplapply(jobs, .bp_tiles, x = args$x, y = args$y, bx = bx, by = by,
                                 rows = rows, u = u, method = method, backend = backend,
                                 precision = precision, cov = cov,
                                 threads = .bp_threads(BPPARAM), BPPARAM = BPPARAM)
@@ -316,6 +318,9 @@
                       threads) {
   old <- options(gpucor.threads = threads, gpucor.progress = FALSE)
   on.exit(options(old))
+  xy <- .bp_unship(list(x = x, y = y))
+  x <- xy$x
+  y <- xy$y
   lapply(seq_len(nrow(job$tiles)), function(k) {
     a <- job$tiles[k, 1L]
     b <- job$tiles[k, 2L]
@@ -385,14 +390,83 @@
 # results in one list.  (Dotted names: no argument in '...' matches them
 # partially.)
 .bp_share_run <- function(.jobs, .part, .bp, ...) {
+  args <- .bp_ship(list(...), .bp)
+  on.exit(.bp_unlink(args))
   BiocParallel::bplapply(.jobs, .bp_share_job, .part = .part, .nthreads = .bp_threads(.bp),
-                         ..., BPPARAM = .bp)
+                         .args = args, BPPARAM = .bp)
 }
 
-.bp_share_job <- function(.job, .part, .nthreads, ...) {
+.bp_share_job <- function(.job, .part, .nthreads, .args) {
   old <- options(gpucor.threads = .nthreads, gpucor.progress = FALSE)
   on.exit(options(old))
-  .part(as.double(unlist(.job$ranges)), .job$device, ...)
+  .call_with(.part, list(as.double(unlist(.job$ranges)), .job$device), .bp_unship(.args))
+}
+
+# f(lead[[1]], lead[[2]], ..., name = args$name, ...), the values passed
+# by name from an environment (do.call() would put them into the call,
+# which an error's traceback then deparses, however large).
+.call_with <- function(f, lead, args) {
+  ln <- paste0(".lead", seq_along(lead))
+  env <- list2env(c(list(.f = f), stats::setNames(lead, ln), args), parent = emptyenv())
+  cl <- as.call(c(list(as.name(".f")), lapply(ln, as.name),
+                  sapply(names(args), as.name, simplify = FALSE)))
+  eval(cl, env)
+}
+
+# Large inputs reach BiocParallel's workers on this machine through a
+# file: the main process writes each double matrix of at least option
+# gpucor.bp_file_bytes (default 8 MiB) once, into tempdir(), and every
+# worker reads it, instead of BiocParallel serializing it into every job's
+# message (sequentially, in the main process).  Workers elsewhere (hosts
+# named in SnowParam, a BatchtoolsParam scheduler) get the matrix in the
+# message, as does any matrix that could not be written.  args: a named
+# list of arguments; the shipped ones become "gpucor_shipped" records.
+.bp_ship <- function(args, bp) {
+  min <- .opt("gpucor.bp_file_bytes")
+  if (!is.finite(min) || !.bp_local(bp)) return(args)
+  for (a in seq_along(args)) {
+    v <- args[[a]]
+    if (!is.double(v) || !is.matrix(v) || 8 * as.double(length(v)) < min) next
+    path <- tempfile("gpucor-input-", fileext = ".bin")
+    if (isTRUE(.Call(C_gpucor_ship_write, v, path)))
+      args[a] <- list(structure(list(path = path, dim = dim(v), dimnames = dimnames(v)),
+                                class = "gpucor_shipped"))
+  }
+  args
+}
+
+# The shipped arguments read back (on the worker).
+.bp_unship <- function(args) {
+  for (a in seq_along(args))
+    if (inherits(args[[a]], "gpucor_shipped")) {
+      s <- args[[a]]
+      v <- .Call(C_gpucor_ship_read, s$path, prod(as.double(s$dim)))
+      dim(v) <- s$dim
+      dimnames(v) <- s$dimnames
+      args[a] <- list(v)
+    }
+  args
+}
+
+# The files of .bp_ship() removed (in the main process, once the workers
+# have returned).
+.bp_unlink <- function(args)
+  for (v in args) if (inherits(v, "gpucor_shipped")) unlink(v$path)
+
+# Whether BiocParallel's workers run on this machine, as processes of
+# their own: SnowParam() with a number of workers (or this host's names),
+# MulticoreParam(), BatchtoolsParam() on the local clusters.  Not
+# SerialParam() (nothing is sent) nor any other.
+.bp_local <- function(bp) {
+  if (inherits(bp, "SnowParam")) {
+    if (!isTRUE(bp$.clusterargs$type %in% c("SOCK", "FORK"))) return(FALSE)
+    w <- BiocParallel::bpworkers(bp)
+    return(is.numeric(w) ||
+           all(w %in% c("localhost", "127.0.0.1", Sys.info()[["nodename"]])))
+  }
+  if (inherits(bp, "BatchtoolsParam"))
+    return(isTRUE(bp$cluster %in% c("multicore", "socket", "interactive")))
+  FALSE
 }
 
 # CUDA does not work in a fork of a process that has used it, and the main

@@ -42,6 +42,11 @@ if ("knn" %in% parts && gpu) {
   s1 <- started(1, warm); s2 <- started(2, warm)
   w1 <- timed(gpu_knn(x, 15, backend = "gpu", devices = "all", BPPARAM = s1$p))
   w2 <- timed(gpu_knn(x, 15, backend = "gpu", devices = "all", BPPARAM = s2$p))
+  # the input inside every job's message instead of one file (as before 2026-11-25)
+  old <- options(gpucor.bp_file_bytes = Inf)
+  i1 <- timed(gpu_knn(x, 15, backend = "gpu", devices = "all", BPPARAM = s1$p))
+  i2 <- timed(gpu_knn(x, 15, backend = "gpu", devices = "all", BPPARAM = s2$p))
+  options(old)
   both <- timed(gpu_knn(x, 15, backend = "gpu", devices = "all"))
   bpstop(s1$p); bpstop(s2$p)
   c1 <- "knn 400000 x 50, k = 15"
@@ -50,6 +55,8 @@ if ("knn" %in% parts && gpu) {
       identical(both$v, one$v), w1$t)
   add(c1, "SnowParam(1), GPU 0", w1$t, s1$start, identical(w1$v, one$v), w1$t)
   add(c1, "SnowParam(2), GPUs 0, 1", w2$t, s2$start, identical(w2$v, one$v), w1$t)
+  add(c1, "SnowParam(1), input in the messages", i1$t, s1$start, identical(i1$v, one$v), w1$t)
+  add(c1, "SnowParam(2), input in the messages", i2$t, s2$start, identical(i2$v, one$v), w1$t)
 }
 if ("edges" %in% parts && gpu) {
   set.seed(2)

@@ -1,6 +1,7 @@
 # bench/bp_profile.R -- where gpu_knn(BPPARAM =)'s time goes beyond the
 # engine's (400000 x 50, k = 15, one GPU): the input's serialization both
-# ways, one worker's part run in this process, the merge, the return.
+# ways, or its file (.bp_ship), one worker's part run in this process, the
+# merge, the return.
 suppressMessages(library(gpucor))
 set.seed(1)
 x <- matrix(rnorm(400000 * 50), 400000, 50)
@@ -8,6 +9,10 @@ invisible(gpu_knn(x[1:5000, ], 15, backend = "gpu"))
 t <- function(e) round(system.time(e)[["elapsed"]], 2)
 s <- NULL; p <- NULL; r <- NULL
 cat("serialize x (xdr):", t(s <- serialize(x, NULL)), "s; unserialize:", t(unserialize(s)), "s\n")
+sh <- NULL
+cat("input to a file (.bp_ship):", t(sh <- gpucor:::.bp_ship(list(x = x), BiocParallel::SnowParam(2))),
+    "s; read back:", t(gpucor:::.bp_unship(sh)), "s\n")
+gpucor:::.bp_unlink(sh)
 cat("engine alone (no BPPARAM):", t(gpu_knn(x, 15, backend = "gpu")), "s\n")
 cat("one part, both ranges, in this process:",
     t(p <- gpucor:::.bp_knn_part(c(0, 2e5, 2e5, 4e5), 0L, x, 1L, 2, 15, FALSE, "gpu", "double")), "s\n")

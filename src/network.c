@@ -535,9 +535,87 @@ SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
 }
 
 /* ---- k nearest neighbours ---------------------------------------------- */
+/* BiocParallel's parts (R/edges.R): each list(index, distance, rows), the
+ * k nearest (sorted, NA-padded) of rows 'rows' among the worker's share.
+ * A row that one part holds has its whole answer there (the GPU's shares
+ * are whole columns) and is copied; a row that several hold (the CPU's
+ * tiles) has its parts' neighbours offered to its heap, which keeps the
+ * same order and ties. */
+
+/* Checks the parts and counts in held[] the parts that hold each row
+ * (at most 2); NULL, or what is wrong. */
+static const char *knn_parts_check(SEXP parts, size_t n, size_t k, unsigned char *held)
+{
+    if (!isNewList(parts)) return "parts";
+    for (R_xlen_t w = 0; w < XLENGTH(parts); w++) {
+        SEXP part = VECTOR_ELT(parts, w);
+        if (!isNewList(part) || XLENGTH(part) < 3) return "part";
+        SEXP pi = VECTOR_ELT(part, 0), pd = VECTOR_ELT(part, 1), prow = VECTOR_ELT(part, 2);
+        size_t nrow = (size_t) XLENGTH(prow);
+        if (TYPEOF(pi) != INTSXP || TYPEOF(pd) != REALSXP || TYPEOF(prow) != INTSXP ||
+            (size_t) XLENGTH(pi) != nrow * k || (size_t) XLENGTH(pd) != nrow * k)
+            return "part";
+        const int *row = INTEGER(prow), *idx = INTEGER(pi);
+        for (size_t r = 0; r < nrow; r++) {
+            if (row[r] < 1 || (size_t) row[r] > n) return "row";
+            if (held[row[r] - 1] < 2) held[row[r] - 1]++;
+        }
+        for (size_t a = 0; a < nrow * k; a++)
+            if (idx[a] != NA_INTEGER && (idx[a] < 1 || (size_t) idx[a] > n)) return "index";
+    }
+    return NULL;
+}
+
+/* Offers the neighbours of the rows that several parts hold; the flag
+ * (flag_name) of any part. */
+static int knn_parts_offer(gc_select *s, SEXP parts, size_t k, const unsigned char *held,
+                           const char *flag_name)
+{
+    int flag = 0;
+    for (R_xlen_t w = 0; w < XLENGTH(parts); w++) {
+        SEXP part = VECTOR_ELT(parts, w);
+        SEXP prow = VECTOR_ELT(part, 2);
+        const int *row = INTEGER(prow), *idx = INTEGER(VECTOR_ELT(part, 0));
+        const double *dist = REAL(VECTOR_ELT(part, 1));
+        size_t nrow = (size_t) XLENGTH(prow);
+        if (asLogical(getAttrib(part, install(flag_name))) == TRUE) flag = 1;
+        for (size_t r = 0; r < nrow; r++) {
+            if (held[row[r] - 1] < 2) continue;
+            for (size_t a = 0; a < k && idx[r + a * nrow] != NA_INTEGER; a++) {
+                double d = dist[r + a * nrow];
+                gc_select_offer(s, (size_t) row[r] - 1, sel_strength(STRENGTH_NEG, d), d,
+                                (size_t) idx[r + a * nrow] - 1);
+            }
+        }
+    }
+    return flag;
+}
+
+/* Copies the rows that one part holds into the n x k result. */
+static void knn_parts_copy(SEXP parts, size_t k, const unsigned char *held, SEXP idx,
+                           SEXP dst)
+{
+    size_t n = (size_t) nrows(idx);
+    for (R_xlen_t w = 0; w < XLENGTH(parts); w++) {
+        SEXP part = VECTOR_ELT(parts, w);
+        SEXP prow = VECTOR_ELT(part, 2);
+        const int *row = INTEGER(prow), *pi = INTEGER(VECTOR_ELT(part, 0));
+        const double *pd = REAL(VECTOR_ELT(part, 1));
+        size_t nrow = (size_t) XLENGTH(prow);
+        for (size_t r = 0; r < nrow; r++) {
+            size_t i = (size_t) row[r] - 1;
+            if (held[i] != 1) continue;
+            for (size_t a = 0; a < k; a++) {
+                INTEGER(idx)[i + a * n] = pi[r + a * nrow];
+                REAL(dst)[i + a * n] = pd[r + a * nrow];
+            }
+        }
+    }
+}
+
 /* parts: NULL, or the results of BiocParallel's workers, each of its
- * share of the columns (R/edges.R): their neighbours are offered to the
- * heaps instead of running the engine, and the flags kept. */
+ * share of the columns (R/edges.R): their neighbours are merged (above)
+ * instead of running the engine, and the flags kept. */
 SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
                 SEXP parts)
 {
@@ -574,30 +652,16 @@ SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
         error("gpu_knn: out of host memory");
     }
     gc_select_reset(&s);
+    /* how many parts hold each row: 0, 1 or 2 (two or more) */
+    unsigned char *held = NULL;
     if (!isNull(parts)) {
-        const char *flag_name = m == DIST_BINARY ? "nonfinite" : "sd0";
-        for (R_xlen_t w = 0; w < XLENGTH(parts); w++) {
-            /* list(index, distance, rows): the neighbours of rows 'rows' */
-            SEXP part = VECTOR_ELT(parts, w);
-            SEXP pi = VECTOR_ELT(part, 0), pd = VECTOR_ELT(part, 1), prow = VECTOR_ELT(part, 2);
-            size_t nrow = (size_t) XLENGTH(prow);
-            int ok = TYPEOF(pi) == INTSXP && TYPEOF(pd) == REALSXP && TYPEOF(prow) == INTSXP &&
-                     (size_t) XLENGTH(pi) == nrow * k && (size_t) XLENGTH(pd) == nrow * k;
-            for (size_t r = 0; ok && r < nrow; r++)
-                ok = INTEGER(prow)[r] >= 1 && (size_t) INTEGER(prow)[r] <= n;
-            if (!ok) {
-                gc_select_free(&s);
-                error("internal error: a worker's neighbours are malformed");
-            }
-            if (asLogical(getAttrib(part, install(flag_name))) == TRUE) flag = 1;
-            for (size_t r = 0; r < nrow; r++)
-                for (size_t a = 0; a < k && INTEGER(pi)[r + a * nrow] != NA_INTEGER; a++) {
-                    double d = REAL(pd)[r + a * nrow];
-                    gc_select_offer(&s, (size_t) INTEGER(prow)[r] - 1,
-                                    sel_strength(STRENGTH_NEG, d), d,
-                                    (size_t) INTEGER(pi)[r + a * nrow] - 1);
-                }
+        held = (unsigned char *) R_alloc(n ? n : 1, 1);   /* freed by R */
+        memset(held, 0, n ? n : 1);
+        if (knn_parts_check(parts, n, k, held)) {
+            gc_select_free(&s);
+            error("internal error: a worker's neighbours are malformed");
         }
+        flag = knn_parts_offer(&s, parts, k, held, m == DIST_BINARY ? "nonfinite" : "sd0");
     } else if (p > 0 && n > 1) {
         for (size_t a = 0; a < (nr ? nr : 1) && status == GPUCOR_OK; a++) {
             int f = 0;
@@ -630,6 +694,10 @@ SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
     SEXP dst = PROTECT(allocMatrix(REALSXP, (int) nout, (int) k));
     for (size_t i = 0, r = 0; i < n; i++) {
         if (nr && s.hlen[i] == 0) continue;
+        if (held && held[i] == 1) {   /* below, from its one part */
+            r++;
+            continue;
+        }
         const gc_hent *e;
         size_t got = gc_select_heap_sorted(&s, i, &e);
         if (nr) INTEGER(rows)[r] = (int) i + 1;
@@ -640,6 +708,7 @@ SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
         r++;
     }
     gc_select_free(&s);
+    if (held) knn_parts_copy(parts, k, held, idx, dst);
     SEXP ans = PROTECT(allocVector(VECSXP, nr ? 3 : 2));
     SET_VECTOR_ELT(ans, 0, idx);
     SET_VECTOR_ELT(ans, 1, dst);

@@ -254,7 +254,7 @@ test_that("a worker's shares: its share of the threads only while it runs; share
   on.exit(options(old))
   got <- gpucor:::.bp_share_job(list(ranges = list(c(0, 3), c(7, 9)), device = 1L),
                                 function(r, d, z) c(r, d, getOption("gpucor.threads"), z),
-                                1L, z = 5)
+                                1L, list(z = 5))
   expect_identical(got, c(0, 3, 7, 9, 1, 1, 5))
   expect_identical(getOption("gpucor.threads"), 2L)
   for (nc in c(1, 2, 3, 10, 101)) for (nw in 1:4) {
@@ -345,4 +345,69 @@ test_that("a 'dist' share: the columns of any ranges, whatever the tiles, put to
                    list(lapply(parts[[1]], `[`, -1))))
     expect_error(gpucor:::.bp_dist_join(bad, jobs, 41), "returned a malformed part",
                  fixed = TRUE)
+})
+
+# ---- large inputs reach local workers through a file (.bp_ship()) ------
+test_that("inputs shipped through a file: the values of the call without BPPARAM, no file left", {
+  skip_if_not_installed("BiocParallel")
+  info <- new_seed()
+  left <- function() list.files(tempdir(), "^gpucor-input-")
+  before <- left()
+  old <- options(gpucor.bp_file_bytes = 0)   # every double matrix through a file
+  on.exit(options(old))
+  ps <- bp_params()
+  on.exit(BiocParallel::bpstop(ps$snow), add = TRUE)
+  x <- bp_input(30, 23, na = 0.05)
+  y <- bp_input(30, 7)
+  for (bpn in c("snow", "multicore")) {
+    bp <- ps[[bpn]]
+    if (is.null(bp)) next
+    lab <- paste(bpn, info)
+    same_call(function(bp) gpucor::gpu_cor(x, y, "pairwise.complete.obs", backend = "cpu",
+                                           BPPARAM = bp), bp, paste("cor", lab))
+    same_call(function(bp) gpucor::gpu_dist(t(x), "canberra", backend = "cpu", BPPARAM = bp),
+              bp, paste("dist", lab))
+    same_call(function(bp) gpucor::gpu_cor_edges(x, top_k = 3, backend = "cpu", BPPARAM = bp),
+              bp, paste("edges", lab))
+    same_call(function(bp) gpucor::gpu_knn(t(x), 4, backend = "cpu", BPPARAM = bp),
+              bp, paste("knn", lab))
+    expect_identical(left(), before, label = lab)
+  }
+})
+
+test_that(".bp_ship() writes large double matrices of local workers only, and reads them back", {
+  skip_if_not_installed("BiocParallel")
+  x <- matrix(stats::rnorm(600), 30, dimnames = list(paste0("r", 1:30), NULL))
+  args <- list(x = x, m = 3L, y = NULL, i = matrix(1:600, 30), s = x[1:2, 1:2])
+  old <- options(gpucor.bp_file_bytes = 4000)
+  on.exit(options(old))
+  snow <- BiocParallel::SnowParam(2)
+  sh <- gpucor:::.bp_ship(args, snow)
+  on.exit(gpucor:::.bp_unlink(sh), add = TRUE)
+  expect_s3_class(sh$x, "gpucor_shipped")
+  expect_identical(sh[-1], args[-1])        # small, or not doubles: as they were
+  expect_identical(file.size(sh$x$path), 8 * 600)
+  expect_identical(gpucor:::.bp_unship(sh), args)
+  # not local, or serial: nothing is written
+  for (bp in list(BiocParallel::SerialParam(), BiocParallel::SnowParam(workers = "elsewhere.example")))
+    expect_identical(gpucor:::.bp_ship(args, bp), args)
+  expect_true(gpucor:::.bp_local(snow))
+  expect_true(gpucor:::.bp_local(BiocParallel::MulticoreParam(2)))
+  expect_false(gpucor:::.bp_local(BiocParallel::SnowParam(workers = "elsewhere.example")))
+  options(gpucor.bp_file_bytes = Inf)
+  expect_identical(gpucor:::.bp_ship(args, snow), args)
+  options(gpucor.bp_file_bytes = "x")
+  expect_error(gpucor:::.bp_ship(args, snow), "option 'gpucor.bp_file_bytes' must be")
+  # a file the worker cannot read, or not the one written: a clear error
+  gone <- sh$x
+  gone$path <- file.path(tempdir(), "gpucor-no-such-file.bin")
+  expect_error(gpucor:::.bp_unship(list(x = gone)), "are the BiocParallel workers on another machine")
+  short <- tempfile()
+  writeBin(as.double(1:5), short)
+  on.exit(unlink(short), add = TRUE)
+  cut <- sh$x
+  cut$path <- short
+  expect_error(gpucor:::.bp_unship(list(x = cut)), "not the one the main process wrote")
+  gpucor:::.bp_unlink(sh)
+  expect_false(file.exists(sh$x$path))
 })
