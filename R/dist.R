@@ -67,9 +67,12 @@
 #' @param output `NULL` (default: a `dist` in memory), or [gpu_hdf5()]: the
 #'   full n x n matrix (diagonal 0) is written to an HDF5 file as it is
 #'   made, never whole in memory, and returned as an `HDF5Array` with the
-#'   row names as dimnames.  The GPU engine writes stats' six metrics; the
-#'   correlation distances are then computed by the CPU engine
-#'   (`backend = "gpu"` is an error for them).
+#'   row names as dimnames.  The GPU engine makes whole columns for the
+#'   file: its Pearson-based correlation distances (`"correlation"`,
+#'   `"abscorrelation"`, `"spearman"`, `"cosine"` without `NA`) may then
+#'   differ from the `dist` in memory in the last bits (another shape of
+#'   product), as they may between GPU and CPU; the matrix is exactly
+#'   symmetric.
 #' @param BPPARAM `NULL` (default), or a `BiocParallel::BiocParallelParam`:
 #'   the columns of the `dist` (its lower triangle) are shared among
 #'   BiocParallel's workers, as in [gpu_cor_edges()]: each worker (worker
@@ -217,17 +220,9 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
         NULL)
 
 # gpu_dist(output =): the full matrix of the distances between the rows of
-# the double matrix x, written by the engine (the correlation distances by
-# the CPU's: the GPU writes whole columns of stats' six metrics only).
+# the double matrix x, written by the engine (whole columns on the GPU).
 .dist_output <- function(x, m, p, backend, precision, devices, verbose, output,
                          BPPARAM = NULL) {
-  if (m > 6L) {
-    if (is.character(backend) && length(backend) == 1L && !is.na(backend) &&
-        nzchar(backend) && startsWith("gpu", backend))
-      stop("gpu_dist(output =) computes the correlation distances on the CPU engine ",
-           "only: use backend = \"cpu\" or \"auto\"")
-    backend <- "cpu"
-  }
   backend <- .dist_backend(backend, x, m)
   n <- nrow(x)
   if (!is.null(BPPARAM) && n > 0L) {

@@ -7,7 +7,8 @@
 #                          [identical] [compare] [big] [interrupt] [smoke]
 #                          [devices] [profile] [edges|paths|hclust|wgcna]
 #                          [dist-blocks] [hdf5] [hdf5-peer] [bp|bp-<part>]
-#                          [<file>-tests] [sanitize-<file>]
+#                          [<file>-tests] [sanitize-<file>] [dist-file]
+#                          [sanitize-dist-file]
 #   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all;
 #   compare times the GPU cases of bench/compare_case.R with the build of
 #   .bench-base/ -- a carried copy of the code before the change, made with
@@ -111,6 +112,17 @@ R
   /usr/local/cuda/bin/compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 9 \
     --log-file "$OUT/racecheck.log" Rscript /tmp/race.R > "$OUT/racecheck-run.log" 2>&1
   echo "compute-sanitizer racecheck exit: $?"; tail -3 "$OUT/racecheck.log"; tail -1 "$OUT/racecheck-run.log" ;;
+dist-file)
+  # gpu_dist(output =) of the correlation distances on the GPU
+  Rscript bench/dist_file_smoke.R 2>&1 | tee "$OUT/dist-file.log" | tail -100 ;;
+sanitize-dist-file)
+  # the same, small, under memcheck (leak check) and racecheck
+  for tool in memcheck racecheck; do
+    extra=""; [ $tool = memcheck ] && extra="--leak-check full"
+    SMALL=1 /usr/local/cuda/bin/compute-sanitizer --tool $tool $extra --error-exitcode 9 \
+      --log-file "$OUT/$tool-dist-file.log" Rscript bench/dist_file_smoke.R > "$OUT/$tool-dist-file-run.log" 2>&1
+    echo "compute-sanitizer $tool (dist-file) exit: $?"; tail -2 "$OUT/$tool-dist-file.log"; tail -1 "$OUT/$tool-dist-file-run.log"
+  done ;;
 racecheck-hclust)
   # the chain's kernels alone, on a small problem (racecheck instruments
   # every launch, and a run is thousands of them): from a 'dist' in double

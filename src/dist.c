@@ -87,10 +87,8 @@ int gpucor_dist_engine(const double *x, size_t n, size_t p, int m, double pw,
     *flag = 0;
     *used = 0;
     /* a correlation needs two coordinates; a cosine one.  To a file the
-     * GPU writes stats' six metrics only (whole columns, distance.cu): the
-     * correlation distances are the CPU's (R/dist.R says so) */
-    if (o->gpu && n >= 2 && (m <= DIST_MINKOWSKI || p >= (m == DIST_COSINE ? 1u : 2u)) &&
-        (sink->kind != SINK_FILE || m <= DIST_MINKOWSKI)) {
+     * GPU writes whole columns (distance.cu, cor.cu's dev_problem.tri) */
+    if (o->gpu && n >= 2 && (m <= DIST_MINKOWSKI || p >= (m == DIST_COSINE ? 1u : 2u))) {
 #ifdef GPUCOR_CUDA
         if (m <= DIST_MINKOWSKI) {
             gpu_dist_args a = {x, n, p, m, pw, o->single};

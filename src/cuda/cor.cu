@@ -4,7 +4,8 @@
  * The columns are uploaded once, ranked (Spearman) and standardized on the
  * device, then the result is produced panel by panel through the sink
  * (run.cuh): a panel is the product Z^T Z[, j0:j1] from cuBLAS (DGEMM or
- * SGEMM) -- all rows for a matrix, the rows i >= j0 for a 'dist' -- fixed
+ * SGEMM) -- all rows for a matrix (and a distance's file), the rows i >= j0
+ * for a 'dist' in memory -- fixed
  * up in place with stats' rules (NA and zero-sd flags, the clamp to
  * [-1, 1], the unit diagonal of a matrix).  The sink packs a 'dist' with
  * 1 - r.  Panel widths come from the device memory budget, so results far
@@ -75,18 +76,19 @@ static int produce(void *vctx, size_t j0, size_t j1, gc_tile *t,
     const dev_problem *d = c->d;
     int status = GPUCOR_OK;
     size_t v = d->v, m = c->m;
-    if (!d->dist) {
+    if (!d->tri) {
         /* Every panel is one GEMM of the same shape: the last one is shifted
          * left to end at column q and only its new columns are kept.
          * cuBLAS then sums every entry in the same order, so entries (i, j)
          * and (j, i) from different panels are bitwise equal, and the
-         * matrix is exactly symmetric as stats' is. */
+         * matrix is exactly symmetric as stats' is.  (A distance's whole
+         * columns, for a file, flag its zero-sd pairs.) */
         size_t w = c->w, jc = j0 + w > d->q ? d->q - w : j0;
         CUBLAS(gemm_tn(c->h, (int) v, (int) w, (int) m, c->zx, (int) m,
                        c->zy + jc * m, (int) m, c->buf, (int) v));
         size_t len = v * w;
         fix_panel<T><<<(unsigned) ((len + 255) / 256), 256, 0, st>>>(
-            c->buf, 0, v, v, jc, w, c->fx, c->fy, d->symmetric, NULL);
+            c->buf, 0, v, v, jc, w, c->fx, c->fy, d->symmetric, d->dist ? c->sd0 : NULL);
         LAUNCHED("fix_panel");
         gpucor_panel_tile(d, j0, j1, c->buf + (j0 - jc) * v, sizeof(T) == sizeof(float), t);
     } else {
@@ -175,6 +177,7 @@ static int run(gpu_cor_args *pb, const gc_sink *sink, gc_host *host,
     d.m = m; d.v = v; d.q = q;
     d.symmetric = symmetric;
     d.dist = pb->dist_rules;
+    d.tri = pb->dist_rules && sink->kind != SINK_FILE;
     d.method = pb->method;
     d.cosine = pb->cosine;
     d.pairwise = pb->pairwise;

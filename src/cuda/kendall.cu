@@ -141,18 +141,18 @@ __global__ static void kendall_finish(const double *acc, const double *tx,
     size_t vw = d.v * w, e = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
     if (e >= vw) return;
     size_t i = e % d.v, j = j0 + e / d.v;
-    bool stored = kept(d, i, j);
+    bool warns = counted(d, i, j);
     double c = acc[e];
     if (d.pairwise) {
         double a = acc[vw + e], b = acc[2 * vw + e], n = acc[3 * vw + e];
         bool few = n == 0, zero = !few && (a == 0 || b == 0);
-        if (zero && stored) *sd0 = 1;
+        if (zero && warns) *sd0 = 1;
         put_value(out, d, j0, i, j, (T) (c / (sqrt(a) * sqrt(b))), few || zero);
         return;
     }
     unsigned f = fx[i] | fy[j];
     /* a matrix's zero-sd warning follows stats' column rule (on the host) */
-    if (d.dist && (f & COL_ZERO_SD) && stored) *sd0 = 1;
+    if (d.dist && (f & COL_ZERO_SD) && warns) *sd0 = 1;
     if (d.symmetric && !d.dist && i == j) {
         put_value(out, d, j0, i, j, (T) 1, false);
         return;

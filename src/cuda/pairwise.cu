@@ -80,7 +80,7 @@ pearson_pairs(const T *x, const T *y, dev_problem d, size_t j0, size_t j1,
 {
     __shared__ T sa[PK][PT + 1], sb[PK][PT + 1];
     size_t ib = blockIdx.x * (size_t) PT, jb = j0 + blockIdx.y * (size_t) PT;
-    if (d.dist && ib + PT - 1 <= jb) return;   /* no pair i > j in this tile */
+    if (d.tri && ib + PT - 1 <= jb) return;   /* no pair i > j in this tile */
     int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
     size_t m = d.m;
     int n[2][2];
@@ -151,7 +151,7 @@ pearson_pairs(const T *x, const T *y, dev_problem d, size_t j0, size_t j1,
              * squares an NA with the zero-sd warning */
             bool few = n[a][b] < (CENTER ? 2 : 1);
             bool zero = !few && (sxx[a][b] == 0 || syy[a][b] == 0);
-            if (zero && kept(d, i, j)) *sd0 = 1;
+            if (zero && counted(d, i, j)) *sd0 = 1;
             T r = sxy[a][b] / (sqrt(sxx[a][b]) * sqrt(syy[a][b]));
             put_value(out, d, j0, i, j, r, few || zero);
         }
@@ -206,7 +206,7 @@ spearman_pairs(const double *x, const double *y, sorted_cols sx, sorted_cols sy,
     size_t npairs = d.v * w;
     for (size_t pr = blockIdx.x; pr < npairs; pr += gridDim.x) {
         size_t i = pr % d.v, j = j0 + pr / d.v;
-        if (d.dist && i <= j) continue;
+        if (d.tri && i <= j) continue;
         const double *xi = x + i * m, *yj = y + j * m;
         const int *oi = sx.ord + i * m, *gi = sx.gs + i * m, *hi = sx.ge + i * m;
         const int *oj = sy.ord + j * m, *gj = sy.gs + j * m, *hj = sy.ge + j * m;
@@ -239,7 +239,7 @@ spearman_pairs(const double *x, const double *y, sorted_cols sx, sorted_cols sy,
             /* as stats' loop: fewer than two shared rows is a silent NA,
              * all ranks tied the zero-sd NA */
             bool few = n < 2, zero = !few && (sxx == 0 || syy == 0);
-            if (zero && kept(d, i, j)) *sd0 = 1;
+            if (zero && counted(d, i, j)) *sd0 = 1;
             put_value(out, d, j0, i, j, (T) (sxy / (sqrt(sxx) * sqrt(syy))),
                       few || zero);
         }

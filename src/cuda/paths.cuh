@@ -17,8 +17,9 @@ typedef struct {
     double *x, *y;
     size_t m, v, q;
     int symmetric;
-    int dist;                 /* the pairs i > j only, with stats' rules of a
-                                 distance (the sink is a 'dist' of v items) */
+    int dist;                 /* stats' rules of a distance between v items */
+    int tri;                  /* the pairs i > j only (a 'dist' in memory, a
+                                 selection; a file takes whole columns) */
     int method;               /* COR_PEARSON / COR_SPEARMAN / COR_KENDALL */
     int cosine;               /* uncentred (a distance) */
     int pairwise;             /* every pair over the rows both observe */
@@ -33,7 +34,7 @@ template <typename T> int gpucor_pairwise(dev_problem *d, char *msg, size_t msgc
 template <typename T> int gpucor_kendall(dev_problem *d, char *msg, size_t msgcap);
 
 /* The panels of a path: result columns [j0, j1), each with the rows i >= i0
- * (i0 = j0 for a dist: its pairs are i > j; 0 for a matrix), so a panel
+ * (i0 = j0 for a triangle: its pairs are i > j; 0 otherwise), so a panel
  * buffer holds (v - i0) x (j1 - j0) values.  per_col: device bytes a panel
  * column needs besides its values; used: bytes already allocated; max_w:
  * the widest panel the path's launch can take; split: each value comes
@@ -43,14 +44,21 @@ int gpucor_plan_panels(const dev_problem *d, size_t elt, size_t per_col,
                        char *msg, size_t msgcap);
 __host__ __device__ inline size_t panel_i0(const dev_problem &d, size_t j0)
 {
-    return d.dist ? j0 : 0;
+    return d.tri ? j0 : 0;
 }
 /* The canonical tile of the panel [j0, j1) in val. */
 void gpucor_panel_tile(const dev_problem *d, size_t j0, size_t j1,
                        const void *val, int is_float, gc_tile *t);
 
-/* Whether the sink keeps pair (i, j) (a dist keeps i > j only). */
+/* Whether the sink keeps pair (i, j) (a triangle keeps i > j only). */
 __device__ inline bool kept(const dev_problem &d, size_t i, size_t j)
+{
+    return !d.tri || i > j;
+}
+
+/* Whether pair (i, j) counts toward the zero-sd warning: every pair of a
+ * matrix; of a distance, each pair once (i > j), whatever the sink keeps. */
+__device__ inline bool counted(const dev_problem &d, size_t i, size_t j)
 {
     return !d.dist || i > j;
 }

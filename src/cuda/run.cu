@@ -182,9 +182,9 @@ int gpucor_plan_panels(const dev_problem *d, size_t elt, size_t per_col,
                        size_t used, size_t max_w, int split, gc_plan *pl,
                        char *msg, size_t msgcap)
 {
-    size_t ncols = d->dist ? (d->v > 0 ? d->v - 1 : 0) : d->q;
+    size_t ncols = d->tri ? (d->v > 0 ? d->v - 1 : 0) : d->q;
     return gc_cuda_plan(d->sink, ncols, d->v, elt, per_col, used, 1, max_w,
-                        (d->dist ? 0 : GC_PLAN_WHOLE) | (split ? GC_PLAN_SPLIT : 0),
+                        (d->tri ? 0 : GC_PLAN_WHOLE) | (split ? GC_PLAN_SPLIT : 0),
                         d->host, pl, msg, msgcap);
 }
 
@@ -207,5 +207,5 @@ void gc_cuda_panel_tile(size_t i0, size_t rows, size_t j0, size_t j1,
 void gpucor_panel_tile(const dev_problem *d, size_t j0, size_t j1,
                        const void *val, int is_float, gc_tile *t)
 {
-    gc_cuda_panel_tile(panel_i0(*d, j0), d->v, j0, j1, val, is_float, 1.0, d->dist, t);
+    gc_cuda_panel_tile(panel_i0(*d, j0), d->v, j0, j1, val, is_float, 1.0, d->tri, t);
 }
