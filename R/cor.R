@@ -85,7 +85,9 @@
 #'   threads (`gpucor.threads` divided by the number of workers), and the
 #'   main process puts the tiles together.  The backend is chosen once for
 #'   the whole result.  Each worker needs `x` (and `y`): an ordinary matrix
-#'   is sent to it; a `DelayedArray`/`HDF5Array` is read by the worker
+#'   is sent to it (to workers on this machine through one file in
+#'   [tempdir()]: option `gpucor.bp_file_bytes` in [gpucor_options]); a
+#'   `DelayedArray`/`HDF5Array` is read by the worker
 #'   itself, so its file must be on a file system every worker sees.  On
 #'   the CPU engine the values are those of the call without `BPPARAM`, bit
 #'   for bit; on the GPU to rounding (cuBLAS may choose another kernel for

@@ -81,7 +81,8 @@
 #'   makes the tiles or panels that meet its columns and returns those
 #'   columns' distances, which are put together here; the values are those
 #'   of the call without `BPPARAM`, bit for bit.  The input is sent to
-#'   every worker whole (read into memory first, whatever it is); the
+#'   every worker whole (read into memory first, whatever it is; through a
+#'   file to workers on this machine, option `gpucor.bp_file_bytes`); the
 #'   workers' parts and the result are both in memory for a moment (twice
 #'   the result's size).  GPU workers need `SnowParam` (not
 #'   `MulticoreParam`).  With `output`, each worker writes its columns to

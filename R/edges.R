@@ -73,7 +73,8 @@
 #'   collecting pass, the heaps of `top_k`) is made by the workers and
 #'   added up in the main process, which takes every decision as without
 #'   `BPPARAM`: the same edges, p-values and adjusted p-values.  The input is
-#'   sent to the workers once per pass.
+#'   sent to the workers once per pass (to workers on this machine through
+#'   a file: option `gpucor.bp_file_bytes` in [gpucor_options]).
 #' @return With `format = "data.frame"`: one row per kept pair, sorted by
 #'   `row` then `col`, with columns `row`, `col` (column indices of `x`
 #'   and of `y`, or of `x` with `row < col`), `cor`, then `n` (the pair's
