@@ -9,6 +9,8 @@
  *   staged    D2H into pinned buffer s%2 while threads copy panel s-1 out
  *   staged-nt the same with non-temporal stores in the copy
  *   staged-sl the same, each thread copying one contiguous slice of a panel
+ *   staged-sym a symmetric n x n result: the lower triangle's panels cross,
+ *             threads write each panel and its transpose
  *   reg-whole threads fault the result in, cudaHostRegister it whole, D2H
  *             straight into it, unregister
  *   reg-chunk per 64 MiB panel: threads fault panel s+1 in and register it
@@ -157,6 +159,53 @@ int main(int argc, char **argv)
         report(nts == 2 ? "staged-sl" : nts ? "staged-nt" : "staged", now() - t, bytes, extra);
         if (r[bytes - 1] != 1) printf("  WRONG\n");
         munmap(r, bytes);
+    }
+    { /* staged, symmetric: only the rows i >= j0 of each panel cross
+       * (the lower triangle), and the threads write the panel and its
+       * transpose (the rows j0 .. j1 - 1 of the columns right of it) */
+        size_t n = 1;
+        while ((n + 1) * (n + 1) * 8 <= bytes) n++;
+        size_t w = PANEL / (n * 8);
+        size_t nb = (n + w - 1) / w;
+        char *r = fresh(n * n * 8);
+        double *R = (double *) r;
+        double t = now(), wait = 0, cp = 0, moved = 0;
+        for (size_t s = 0; s <= nb; s++) {
+            int b = s % 2;
+            if (s < nb) {
+                size_t j0 = s * w, j1 = j0 + w < n ? j0 + w : n;
+                size_t len = (n - j0) * (j1 - j0) * 8;
+                moved += len;
+                CK(cudaMemcpyAsync(pin[b], dev, len, cudaMemcpyDeviceToHost, st));
+                CK(cudaEventRecord(ev[b], st));
+            }
+            if (s > 0) {
+                size_t j0 = (s - 1) * w, j1 = j0 + w < n ? j0 + w : n, pw = j1 - j0;
+                size_t rows = n - j0;
+                const double *P = (const double *) pin[1 - b];
+                double t1 = now();
+                CK(cudaEventSynchronize(ev[1 - b]));
+                double t2 = now();
+                /* blocks of 64 panel rows: the columns' part, then the
+                 * transposed rows (each result column c gets pw values) */
+#pragma omp parallel for num_threads(nt) schedule(static)
+                for (size_t rb = 0; rb < rows; rb += 64) {
+                    size_t re = rb + 64 < rows ? rb + 64 : rows;
+                    for (size_t c = 0; c < pw; c++)
+                        memcpy(R + (j0 + rb) + (j0 + c) * n, P + rb + c * rows, (re - rb) * 8);
+                    for (size_t i = rb; i < re; i++) {
+                        if (i < pw) continue;   /* the diagonal block: done above */
+                        double *dst = R + j0 + (j0 + i) * n;
+                        for (size_t c = 0; c < pw; c++) dst[c] = P[i + c * rows];
+                    }
+                }
+                wait += t2 - t1; cp += now() - t2;
+            }
+        }
+        snprintf(extra, sizeof extra, "(n %zu, w %zu, moved %.2f GB, wait %.3f, copy %.3f)",
+                 n, w, moved / 1e9, wait, cp);
+        report("staged-sym", now() - t, n * n * 8, extra);
+        munmap(r, n * n * 8);
     }
     for (int touch = 1; touch >= 0; touch--) {
         /* registered whole: threads fault the pages in first, or the
