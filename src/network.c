@@ -566,6 +566,21 @@ static const char *knn_parts_check(SEXP parts, size_t n, size_t k, unsigned char
     return NULL;
 }
 
+/* A checked part's vectors: nrow rows, their neighbours nrow x k. */
+typedef struct {
+    const int *row, *idx;
+    const double *dist;
+    size_t nrow;
+} knn_part;
+
+static knn_part knn_part_at(SEXP parts, R_xlen_t w)
+{
+    SEXP part = VECTOR_ELT(parts, w);
+    knn_part p = {INTEGER(VECTOR_ELT(part, 2)), INTEGER(VECTOR_ELT(part, 0)),
+                  REAL(VECTOR_ELT(part, 1)), (size_t) XLENGTH(VECTOR_ELT(part, 2))};
+    return p;
+}
+
 /* Offers the neighbours of the rows that several parts hold; the flag
  * (flag_name) of any part. */
 static int knn_parts_offer(gc_select *s, SEXP parts, size_t k, const unsigned char *held,
@@ -573,18 +588,14 @@ static int knn_parts_offer(gc_select *s, SEXP parts, size_t k, const unsigned ch
 {
     int flag = 0;
     for (R_xlen_t w = 0; w < XLENGTH(parts); w++) {
-        SEXP part = VECTOR_ELT(parts, w);
-        SEXP prow = VECTOR_ELT(part, 2);
-        const int *row = INTEGER(prow), *idx = INTEGER(VECTOR_ELT(part, 0));
-        const double *dist = REAL(VECTOR_ELT(part, 1));
-        size_t nrow = (size_t) XLENGTH(prow);
-        if (asLogical(getAttrib(part, install(flag_name))) == TRUE) flag = 1;
-        for (size_t r = 0; r < nrow; r++) {
-            if (held[row[r] - 1] < 2) continue;
-            for (size_t a = 0; a < k && idx[r + a * nrow] != NA_INTEGER; a++) {
-                double d = dist[r + a * nrow];
-                gc_select_offer(s, (size_t) row[r] - 1, sel_strength(STRENGTH_NEG, d), d,
-                                (size_t) idx[r + a * nrow] - 1);
+        knn_part p = knn_part_at(parts, w);
+        if (asLogical(getAttrib(VECTOR_ELT(parts, w), install(flag_name))) == TRUE) flag = 1;
+        for (size_t r = 0; r < p.nrow; r++) {
+            if (held[p.row[r] - 1] < 2) continue;
+            for (size_t a = 0; a < k && p.idx[r + a * p.nrow] != NA_INTEGER; a++) {
+                double d = p.dist[r + a * p.nrow];
+                gc_select_offer(s, (size_t) p.row[r] - 1, sel_strength(STRENGTH_NEG, d), d,
+                                (size_t) p.idx[r + a * p.nrow] - 1);
             }
         }
     }
@@ -597,17 +608,13 @@ static void knn_parts_copy(SEXP parts, size_t k, const unsigned char *held, SEXP
 {
     size_t n = (size_t) nrows(idx);
     for (R_xlen_t w = 0; w < XLENGTH(parts); w++) {
-        SEXP part = VECTOR_ELT(parts, w);
-        SEXP prow = VECTOR_ELT(part, 2);
-        const int *row = INTEGER(prow), *pi = INTEGER(VECTOR_ELT(part, 0));
-        const double *pd = REAL(VECTOR_ELT(part, 1));
-        size_t nrow = (size_t) XLENGTH(prow);
-        for (size_t r = 0; r < nrow; r++) {
-            size_t i = (size_t) row[r] - 1;
+        knn_part p = knn_part_at(parts, w);
+        for (size_t r = 0; r < p.nrow; r++) {
+            size_t i = (size_t) p.row[r] - 1;
             if (held[i] != 1) continue;
             for (size_t a = 0; a < k; a++) {
-                INTEGER(idx)[i + a * n] = pi[r + a * nrow];
-                REAL(dst)[i + a * n] = pd[r + a * nrow];
+                INTEGER(idx)[i + a * n] = p.idx[r + a * p.nrow];
+                REAL(dst)[i + a * n] = p.dist[r + a * p.nrow];
             }
         }
     }
