@@ -411,3 +411,21 @@ test_that(".bp_ship() writes large double matrices of local workers only, and re
   gpucor:::.bp_unlink(sh)
   expect_false(file.exists(sh$x$path))
 })
+
+test_that("BatchtoolsParam(cluster = \"socket\"): the result of the call without BPPARAM", {
+  skip_if_not_installed("BiocParallel")
+  skip_if_not_installed("batchtools")
+  info <- new_seed()
+  x <- bp_input(30, 40, na = 0.03)
+  bp <- BiocParallel::BatchtoolsParam(workers = 2, cluster = "socket", progressbar = FALSE)
+  expect_true(gpucor:::.bp_local(bp))
+  # (each call starts its batchtools workers: one setting, the input
+  # through a file)
+  old <- options(gpucor.bp_file_bytes = 0)
+  on.exit(options(old))
+  same_call(function(bp) gpucor::gpu_knn(t(x), 3, method = "spearman", backend = "cpu",
+                                         BPPARAM = bp), bp, paste("knn", info))
+  same_call(function(bp) gpucor::gpu_cor(x, use = "pairwise.complete.obs", backend = "cpu",
+                                         BPPARAM = bp), bp, paste("cor", info))
+  expect_identical(list.files(tempdir(), "^gpucor-input-"), character())
+})
