@@ -390,8 +390,10 @@
 # results in one list.  (Dotted names: no argument in '...' matches them
 # partially.)
 .bp_share_run <- function(.jobs, .part, .bp, ...) {
-  args <- .bp_ship(list(...), .bp)
-  on.exit(.bp_unlink(args))
+  given <- list(...)
+  args <- .bp_ship(given, .bp)
+  # the files shipped here (the caller's own, if any, stay for its next run)
+  on.exit(.bp_unlink(args[!vapply(given, inherits, NA, "gpucor_shipped")]))
   BiocParallel::bplapply(.jobs, .bp_share_job, .part = .part, .nthreads = .bp_threads(.bp),
                          .args = args, BPPARAM = .bp)
 }
@@ -406,9 +408,13 @@
 # by name from an environment (do.call() would put them into the call,
 # which an error's traceback then deparses, however large).
 .call_with <- function(f, lead, args) {
-  ln <- paste0(".lead", seq_along(lead))
-  env <- list2env(c(list(.f = f), stats::setNames(lead, ln), args), parent = emptyenv())
-  cl <- as.call(c(list(as.name(".f")), lapply(ln, as.name),
+  ln <- paste0("..gpucor_lead", seq_along(lead), "..")
+  if (length(args) && (is.null(names(args)) || !all(nzchar(names(args))) ||
+                       any(names(args) %in% c("..gpucor_f..", ln))))
+    stop("internal error: .call_with() takes named arguments only")
+  env <- list2env(c(list(..gpucor_f.. = f), stats::setNames(lead, ln), args),
+                  parent = emptyenv())
+  cl <- as.call(c(list(as.name("..gpucor_f..")), lapply(ln, as.name),
                   sapply(names(args), as.name, simplify = FALSE)))
   eval(cl, env)
 }
@@ -424,14 +430,19 @@
 .bp_ship <- function(args, bp) {
   min <- .opt("gpucor.bp_file_bytes")
   if (!is.finite(min) || !.bp_local(bp)) return(args)
+  paths <- character()
+  done <- FALSE
+  on.exit(if (!done) unlink(paths))   # interrupted: the files begun so far
   for (a in seq_along(args)) {
     v <- args[[a]]
     if (!is.double(v) || !is.matrix(v) || 8 * as.double(length(v)) < min) next
     path <- tempfile("gpucor-input-", fileext = ".bin")
+    paths <- c(paths, path)
     if (isTRUE(.Call(C_gpucor_ship_write, v, path)))
       args[a] <- list(structure(list(path = path, dim = dim(v), dimnames = dimnames(v)),
                                 class = "gpucor_shipped"))
   }
+  done <- TRUE
   args
 }
 
@@ -456,13 +467,23 @@
 # Whether BiocParallel's workers run on this machine, as processes of
 # their own: SnowParam() with a number of workers (or this host's names),
 # MulticoreParam(), BatchtoolsParam() on the local clusters.  Not
-# SerialParam() (nothing is sent) nor any other.
+# SerialParam() (nothing is sent) nor any other; a running cluster only
+# when all its nodes are on this host.
 .bp_local <- function(bp) {
+  here <- c("localhost", "127.0.0.1", Sys.info()[["nodename"]])
+  if (inherits(bp, "MulticoreParam")) return(TRUE)
   if (inherits(bp, "SnowParam")) {
     if (!isTRUE(bp$.clusterargs$type %in% c("SOCK", "FORK"))) return(FALSE)
+    if (BiocParallel::bpisup(bp)) {
+      # a running cluster (started by the param, or one of the user's
+      # wrapped with as(cl, "SnowParam")): where its nodes are
+      hosts <- vapply(BiocParallel::bpbackend(bp), function(nd)
+        if (is.character(nd$host) && length(nd$host) == 1L) nd$host else NA_character_, "")
+      return(length(hosts) > 0L && all(hosts %in% here))
+    }
+    if (!isTRUE(bp$.controlled)) return(FALSE)
     w <- BiocParallel::bpworkers(bp)
-    return(is.numeric(w) ||
-           all(w %in% c("localhost", "127.0.0.1", Sys.info()[["nodename"]])))
+    return(is.numeric(w) || all(w %in% here))
   }
   if (inherits(bp, "BatchtoolsParam"))
     return(isTRUE(bp$cluster %in% c("multicore", "socket", "interactive")))

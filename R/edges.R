@@ -73,8 +73,9 @@
 #'   collecting pass, the heaps of `top_k`) is made by the workers and
 #'   added up in the main process, which takes every decision as without
 #'   `BPPARAM`: the same edges, p-values and adjusted p-values.  The input is
-#'   sent to the workers once per pass (to workers on this machine through
-#'   a file: option `gpucor.bp_file_bytes` in [gpucor_options]).
+#'   sent to the workers once per pass (workers on this machine read it
+#'   from one file written once: option `gpucor.bp_file_bytes` in
+#'   [gpucor_options]).
 #' @return With `format = "data.frame"`: one row per kept pair, sorted by
 #'   `row` then `col`, with columns `row`, `col` (column indices of `x`
 #'   and of `y`, or of `x` with `row < col`), `cor`, then `n` (the pair's
@@ -150,9 +151,12 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
   pass <- if (!is.null(BPPARAM)) {
     .bp_gpu_check(BPPARAM, backend)
     jobs <- .bp_shares(q, BPPARAM, devices)
+    # the input's file (workers on this machine) once for every pass
+    sent <- .bp_ship(list(x = x, y = y), BPPARAM)
+    on.exit(.bp_unlink(sent), add = TRUE)
     function(spec) {
       npass <<- npass + 1L
-      .bp_share_run(jobs, .bp_edges_part, BPPARAM, x = x, y = y, method = mcode,
+      .bp_share_run(jobs, .bp_edges_part, BPPARAM, x = sent$x, y = sent$y, method = mcode,
                     use = inp$use, rows = inp$rows, backend = backend,
                     precision = precision, crit = crit, spec = spec)
     }
@@ -250,7 +254,10 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
 #'   the rows are shared among its workers as [gpu_cor_edges()] shares its
 #'   columns; each worker finds every row's nearest among the rows of its
 #'   share, and the main process merges them (ties again to the smaller
-#'   index): the same neighbours as without `BPPARAM`.
+#'   index): the same neighbours as without `BPPARAM`.  Every worker needs
+#'   the whole of `x`: workers on this machine read it from one file the
+#'   main process writes once (option `gpucor.bp_file_bytes` in
+#'   [gpucor_options]), workers elsewhere receive it in their job.
 #' @return `list(index, distance)`: `nrow(x) x k` matrices, nearest first
 #'   (the shape of `BiocNeighbors::findKNN()`), with the row names of `x`
 #'   as row names.

@@ -357,6 +357,14 @@ test_that("inputs shipped through a file: the values of the call without BPPARAM
   on.exit(options(old))
   ps <- bp_params()
   on.exit(BiocParallel::bpstop(ps$snow), add = TRUE)
+  # count the files the main process removes (each one written and read)
+  cnt <- new.env()
+  cnt$n <- 0
+  ns <- asNamespace("gpucor")
+  trace(".bp_unlink", where = ns, print = FALSE, tracer = bquote(
+    assign("n", get("n", envir = .(cnt)) +
+             sum(vapply(args, inherits, NA, "gpucor_shipped")), envir = .(cnt))))
+  on.exit(untrace(".bp_unlink", where = ns), add = TRUE)
   x <- bp_input(30, 23, na = 0.05)
   y <- bp_input(30, 7)
   for (bpn in c("snow", "multicore")) {
@@ -367,12 +375,15 @@ test_that("inputs shipped through a file: the values of the call without BPPARAM
                                            BPPARAM = bp), bp, paste("cor", lab))
     same_call(function(bp) gpucor::gpu_dist(t(x), "canberra", backend = "cpu", BPPARAM = bp),
               bp, paste("dist", lab))
-    same_call(function(bp) gpucor::gpu_cor_edges(x, top_k = 3, backend = "cpu", BPPARAM = bp),
+    # several passes (histograms, then the collecting pass) over one file
+    same_call(function(bp) gpucor::gpu_cor_edges(x, fdr = 0.5, backend = "cpu", BPPARAM = bp),
               bp, paste("edges", lab))
     same_call(function(bp) gpucor::gpu_knn(t(x), 4, backend = "cpu", BPPARAM = bp),
               bp, paste("knn", lab))
     expect_identical(left(), before, label = lab)
   }
+  # x and y (cor), x (dist, edges' passes together, knn): 5 a param
+  expect_identical(cnt$n, 5 * sum(c("snow", "multicore") %in% names(ps)))
 })
 
 test_that(".bp_ship() writes large double matrices of local workers only, and reads them back", {
@@ -393,6 +404,14 @@ test_that(".bp_ship() writes large double matrices of local workers only, and re
     expect_identical(gpucor:::.bp_ship(args, bp), args)
   expect_true(gpucor:::.bp_local(snow))
   expect_true(gpucor:::.bp_local(BiocParallel::MulticoreParam(2)))
+  cl <- parallel::makePSOCKcluster(1)        # a running cluster: its nodes' hosts
+  expect_true(gpucor:::.bp_local(as(cl, "SnowParam")))
+  parallel::stopCluster(cl)
+  # .call_with(): named arguments only, none of its own names
+  f <- function(a, b, x, y) c(a, b, x, y)
+  expect_identical(gpucor:::.call_with(f, list(1, 2), list(y = 4, x = 3)), c(1, 2, 3, 4))
+  expect_error(gpucor:::.call_with(f, list(1, 2), list(3, 4)), "named arguments only")
+  expect_error(gpucor:::.call_with(f, list(1), list(..gpucor_f.. = 3)), "named arguments only")
   expect_false(gpucor:::.bp_local(BiocParallel::SnowParam(workers = "elsewhere.example")))
   options(gpucor.bp_file_bytes = Inf)
   expect_identical(gpucor:::.bp_ship(args, snow), args)
