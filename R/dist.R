@@ -206,12 +206,10 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
   if (!ok || length(chunks) != length(from) || !all(vapply(chunks, is.double, NA)) ||
       sum(as.double(lengths(chunks))) != n * (n - 1) / 2)
     stop("gpu_dist: a BiocParallel worker returned a malformed part", call. = FALSE)
-  flag <- function(a) any(vapply(parts, function(r) isTRUE(attr(r, a)), NA))
-  sd0 <- flag("sd0")
-  nonfinite <- flag("nonfinite")
+  f <- .engine_flags(parts)
   d <- unlist(chunks[order(from)], use.names = FALSE)
-  if (sd0) attr(d, "sd0") <- TRUE
-  if (nonfinite) attr(d, "nonfinite") <- TRUE
+  if (f[["sd0"]]) attr(d, "sd0") <- TRUE
+  if (f[["nonfinite"]]) attr(d, "nonfinite") <- TRUE
   d
 }
 
@@ -239,7 +237,7 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
   } else {
     d <- .dist_run(x, m, p, backend, precision, devices, verbose,
                    .hdf5_spec(output, n, n))
-    flags <- c(sd0 = isTRUE(attr(d, "sd0")), nonfinite = isTRUE(attr(d, "nonfinite")))
+    flags <- .engine_flags(list(d))
     parts <- NULL
   }
   labels <- rownames(x)

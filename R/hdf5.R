@@ -151,8 +151,8 @@ print.gpucor_hdf5 <- function(x, ...) {
 # (HDF5 1.10's VDS) over the parts, which HDF5Array reads as one.
 # (Dotted names: no argument in '...' matches them partially.)
 # .part(ranges, device, specs, ...) runs the engine on each of its ranges
-# with specs[[as.character(from)]] and returns its flags; on any failure
-# the parts go.  Returns c(sd0, nonfinite), each TRUE when a worker's was,
+# with specs[[as.character(from)]] and returns the engine's results (with
+# their flags); on any failure the parts go.  Returns c(sd0, nonfinite), each TRUE when a worker's was,
 # with attribute "parts": the part files, in column order (.hdf5_result()
 # reads them).
 .bp_hdf5 <- function(.output, .p, .q, .jobs, .bp, .part, ...) {
@@ -175,23 +175,18 @@ print.gpucor_hdf5 <- function(x, ...) {
   names(specs) <- as.character(rg[, 1L])
   done <- FALSE
   on.exit(if (!done) unlink(files))
-  flags <- .bp_share_run(.jobs, .part, .bp, specs = specs, ...)
+  runs <- .bp_share_run(.jobs, .part, .bp, specs = specs, ...)
   .Call(C_gpucor_hdf5_virtual, output$path, output$name, as.double(c(.p, .q)),
         output$float, base, rep(output$name, length(base)), as.double(t(rg)))
   done <- TRUE
-  f <- vapply(flags, function(v) c(isTRUE(v[["sd0"]]), isTRUE(v[["nonfinite"]])), logical(2))
-  structure(c(sd0 = any(f[1L, ]), nonfinite = any(f[2L, ])), parts = files)
+  structure(.engine_flags(unlist(runs, recursive = FALSE)), parts = files)
 }
 
 # One worker's ranges through .Call(fun, ..., spec) each, the spec of its
-# range last (the engine option 'cols' comes from the spec's window).
-.bp_file_ranges <- function(ranges, specs, call) {
-  f <- vapply(seq(1L, length(ranges), by = 2L), function(a) {
-    r <- call(specs[[as.character(ranges[a])]])
-    c(isTRUE(attr(r, "sd0")), isTRUE(attr(r, "nonfinite")))
-  }, logical(2))
-  c(sd0 = any(f[1L, ]), nonfinite = any(f[2L, ]))
-}
+# range last (the engine option 'cols' comes from the spec's window): the
+# engine's results (TRUE, with the flags as attributes).
+.bp_file_ranges <- function(ranges, specs, call)
+  lapply(seq(1L, length(ranges), by = 2L), function(a) call(specs[[as.character(ranges[a])]]))
 
 # The steps R takes on a result in memory after the engine, for the file
 # sink to take on each band of columns before it writes it (src/engine/

@@ -82,6 +82,13 @@
   verbose
 }
 
+# The engine's warning flags of results xs (their attributes "sd0" and
+# "nonfinite"): c(sd0, nonfinite), each TRUE when any result has it.
+.engine_flags <- function(xs) {
+  any_of <- function(a) any(vapply(xs, function(r) isTRUE(attr(r, a)), NA))
+  c(sd0 = any_of("sd0"), nonfinite = any_of("nonfinite"))
+}
+
 # What verbose = TRUE says after an engine call: which engine ran, where,
 # on how many threads or in which precision, and how long it took.
 # 'threads' is the CPU engine's team size (NULL when the GPU ran).  Takes
