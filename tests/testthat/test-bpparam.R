@@ -448,3 +448,24 @@ test_that("BatchtoolsParam(cluster = \"socket\"): the result of the call without
                                          BPPARAM = bp), bp, paste("cor", info))
   expect_identical(list.files(tempdir(), "^gpucor-input-"), character())
 })
+
+test_that("gpu_knn's merge: a part held whole is copied, several are merged, a malformed one is an error", {
+  set.seed(5)
+  x <- matrix(stats::rnorm(60 * 4), 60)
+  opts <- function(cols) gpucor:::.engine_opts("cpu", "double", cols = cols)
+  knn <- function(parts, cols = NULL) .Call(gpucor:::C_gpucor_knn, x, 1L, 2, 3, FALSE,
+                                            opts(cols), parts)
+  old <- options(gpucor.cpu_tile = 8L)   # tiles across the shares' borders
+  on.exit(options(old))
+  whole <- knn(NULL)
+  one <- list(knn(NULL, c(0, 60)))                       # every row in one part
+  two <- list(knn(NULL, c(0, 20, 40, 60)), knn(NULL, c(20, 40)))
+  expect_true(any(duplicated(c(two[[1]][[3]], two[[2]][[3]]))))   # rows in both
+  expect_identical(knn(one)[1:2], whole[1:2])
+  expect_identical(knn(two)[1:2], whole[1:2])
+  bad <- list(one, one, one)
+  bad[[1]][[1]][[1]][1] <- 61L                          # a neighbour past n
+  bad[[2]][[1]][[3]][1] <- 0L                           # a row before 1
+  bad[[3]][[1]][[2]] <- bad[[3]][[1]][[2]][-1]          # a short distance matrix
+  for (b in bad) expect_error(knn(b), "a worker's neighbours are malformed")
+})
