@@ -101,7 +101,7 @@
   on.exit(options(old), add = TRUE)
   r <- matrix(NA_real_, p, q)
   sd0 <- FALSE
-  zero_var <- logical(p)
+  zero_var <- nafree <- logical(p)
   one <- function(A, B) {
     v <- .tile_value(A, B, u, method, backend, precision, devices, cov)
     sd0 <<- sd0 || v$sd0
@@ -114,10 +114,14 @@
       for (b in seq_along(by)) r[bx[[a]], by[[b]]] <- one(A, get(y, by[[b]]))
       next
     }
-    r[bx[[a]], bx[[a]]] <- one(A, NULL)
-    # stats' rule without y (a variance that is 0 in a double): the block
-    # pairs below are made with y, whose rule looks at the sd instead
-    if (!cov) zero_var[bx[[a]]] <- .zero_var(A, u, method)
+    v <- .diag_tile(A, a, u, method, backend, precision, devices, cov)
+    sd0 <- sd0 || v$sd0
+    step()
+    r[bx[[a]], bx[[a]]] <- v$val
+    if (!cov) {
+      zero_var[bx[[a]]] <- v$zero_var
+      nafree[bx[[a]]] <- v$nafree
+    }
     for (b in seq_along(bx)[-seq_len(a)]) {
       val <- one(A, get(x, bx[[b]]))
       r[bx[[a]], bx[[b]]] <- val
@@ -128,7 +132,7 @@
     message(sprintf("%s: %d x %d blocks of up to %d columns, %.3f s",
                     if (cov) "gpu_cov" else "gpu_cor", length(bx),
                     length(by), w, proc.time()[["elapsed"]] - t0))
-  .tiles_finish(r, zero_var, sd0, cx, cy)
+  .tiles_finish(r, zero_var, nafree, sd0, cx, cy)
 }
 
 # The values of one block pair (B NULL: A against itself) and whether
@@ -145,15 +149,40 @@
   list(val = val, sd0 = sd0)
 }
 
-# The assembled tiles with stats' zero-variance rule (columns zero_var),
-# dimnames and the zero-sd warning.
-.tiles_finish <- function(r, zero_var, sd0, cx, cy) {
+# A diagonal block pair (A, block a of x, against itself): its value and
+# whether the warning of stats' rule of cor() without y comes from its
+# columns as part of the whole x, not A alone.  That rule (cov_na_1, the
+# engine's cpu_sd0_rule()) warns for an NA-free column of zero spread
+# anywhere but first, or one that an NA-free column follows; A's own call
+# sees its first column as the first, so in a later block whether that
+# column is NA-free with zero spread is asked of the engine's rule on the
+# column twice.  (A zero-spread column of block 1 that NA-free columns of
+# later blocks follow: the block pairs off the diagonal warn.)  Also its
+# columns of zero variance and its NA-free columns (.tiles_finish()).
+.diag_tile <- function(A, a, u, method, backend, precision, devices, cov) {
+  v <- .tile_value(A, NULL, u, method, backend, precision, devices, cov)
+  if (cov) return(v)
+  if (a > 1L && !v$sd0 && u != "pairwise.complete.obs" && ncol(A) > 0L)
+    v$sd0 <- suppressWarnings(.tile_value(A[, c(1L, 1L), drop = FALSE], NULL, u, method,
+                                          backend, precision, devices, FALSE))$sd0
+  v$zero_var <- .zero_var(A, u, method)
+  v$nafree <- vapply(seq_len(ncol(A)), function(j) !anyNA(A[, j]), NA)
+  v
+}
+
+# The assembled tiles with stats' zero-variance rule (columns zero_var, a
+# variance 0 in a double, which the block pairs off the diagonal, made
+# with y, do not see: their rule looks at the sd), dimnames and the
+# zero-sd warning.  Such a column warns as in stats' rule without y
+# (.diag_tile()): unless it is the first and no other column is NA-free
+# (nafree).
+.tiles_finish <- function(r, zero_var, nafree, sd0, cx, cy) {
   if (any(zero_var)) {
     d <- diag(r)
     r[zero_var, ] <- NA_real_
     r[, zero_var] <- NA_real_
     diag(r) <- d
-    sd0 <- TRUE
+    if (max(which(zero_var)) > 1L || sum(nafree) > 1L) sd0 <- TRUE
   }
   if (!is.null(cx) || !is.null(cy)) dimnames(r) <- list(cx, cy)
   if (sd0) warning("the standard deviation is zero", call. = FALSE)
@@ -280,13 +309,12 @@
          device = devs[(g - 1L) %% length(devs) + 1L]))
   args <- .bp_ship(list(x = x, y = y), BPPARAM)
   on.exit(.bp_unlink(args))
-  res <- BiocParallel::bplapply(jobs, .bp_tiles, x = args$x, y = args$y, bx = bx, by = by,
-                                rows = rows, u = u, method = method, backend = backend,
-                                precision = precision, cov = cov,
-                                threads = .bp_threads(BPPARAM), BPPARAM = BPPARAM)
+  res <- .bp_apply(jobs, .bp_tiles, BPPARAM, x = args$x, y = args$y, bx = bx, by = by,
+                   rows = rows, u = u, method = method, backend = backend,
+                   precision = precision, cov = cov, threads = .bp_threads(BPPARAM))
   r <- matrix(NA_real_, p, q)
   sd0 <- FALSE
-  zero_var <- logical(p)
+  zero_var <- nafree <- logical(p)
   for (g in seq_along(jobs)) {
     tl <- jobs[[g]]$tiles
     for (k in seq_len(nrow(tl))) {
@@ -299,7 +327,10 @@
       } else {
         r[bx[[a]], bx[[b]]] <- out$val
         if (a != b) r[bx[[b]], bx[[a]]] <- t(out$val)
-        else if (!cov) zero_var[bx[[a]]] <- out$zero_var
+        else if (!cov) {
+          zero_var[bx[[a]]] <- out$zero_var
+          nafree[bx[[a]]] <- out$nafree
+        }
       }
     }
   }
@@ -307,13 +338,13 @@
     message(sprintf("%s: %d tiles on %d BiocParallel workers (%s engine), %.3f s",
                     if (cov) "gpu_cov" else "gpu_cor", nrow(tiles), ng, toupper(backend),
                     proc.time()[["elapsed"]] - t0))
-  .tiles_finish(r, zero_var, sd0, cx, cy)
+  .tiles_finish(r, zero_var, nafree, sd0, cx, cy)
 }
 
 # One BiocParallel worker's tiles (job$tiles: rows a, b) on its device or
 # its share of the CPU's threads: for each, the block pair's values,
-# whether stats' zero-sd warning came, and (a diagonal tile) the columns of
-# stats' zero-variance rule.
+# whether stats' zero-sd warning came, and (a diagonal tile, .diag_tile())
+# the columns of stats' zero-variance rule and the NA-free columns.
 .bp_tiles <- function(job, x, y, bx, by, rows, u, method, backend, precision, cov,
                       threads) {
   old <- options(gpucor.threads = threads, gpucor.progress = FALSE)
@@ -325,11 +356,10 @@
     a <- job$tiles[k, 1L]
     b <- job$tiles[k, 2L]
     A <- .read_block(x, bx[[a]], rows)
-    B <- if (!is.null(y)) .read_block(y, by[[b]], rows)
-         else if (a != b) .read_block(x, bx[[b]], rows)
-    v <- .tile_value(A, B, u, method, backend, precision, job$device, cov)
-    v$zero_var <- if (is.null(y) && a == b && !cov) .zero_var(A, u, method)
-    v
+    if (is.null(y) && a == b)
+      return(.diag_tile(A, a, u, method, backend, precision, job$device, cov))
+    B <- if (!is.null(y)) .read_block(y, by[[b]], rows) else .read_block(x, bx[[b]], rows)
+    .tile_value(A, B, u, method, backend, precision, job$device, cov)
   })
 }
 
@@ -394,8 +424,8 @@
   args <- .bp_ship(given, .bp)
   # the files shipped here (the caller's own, if any, stay for its next run)
   on.exit(.bp_unlink(args[!vapply(given, inherits, NA, "gpucor_shipped")]))
-  BiocParallel::bplapply(.jobs, .bp_share_job, .part = .part, .nthreads = .bp_threads(.bp),
-                         .args = args, BPPARAM = .bp)
+  .bp_apply(.jobs, .bp_share_job, .bp, .part = .part, .nthreads = .bp_threads(.bp),
+            .args = args)
 }
 
 .bp_share_job <- function(.job, .part, .nthreads, .args) {
@@ -451,12 +481,65 @@
   for (a in seq_along(args))
     if (inherits(args[[a]], "gpucor_shipped")) {
       s <- args[[a]]
-      v <- .Call(C_gpucor_ship_read, s$path, prod(as.double(s$dim)))
+      v <- .Call(C_gpucor_ship_read, s$path, prod(as.double(s$dim)), "double")
       dim(v) <- s$dim
       dimnames(v) <- s$dimnames
       args[a] <- list(v)
     }
   args
+}
+
+# BiocParallel::bplapply(.X, .FUN, ...) on .bp, the workers' large
+# results coming back through files when they run on this machine: each
+# worker writes every double, integer or logical vector of its result of
+# at least option gpucor.bp_file_bytes into a directory of this call, and
+# its result carries records of them instead (.bp_stash()); they are read
+# back here, and the directory is removed when the call returns, on error
+# too.  BiocParallel would serialize them into its sockets, at a few
+# hundred MB/s.  (Dotted names: no argument in '...' matches them.)
+.bp_apply <- function(.X, .FUN, .bp, ...) {
+  min <- .opt("gpucor.bp_file_bytes")
+  dir <- NULL
+  if (is.finite(min) && .bp_local(.bp)) {
+    dir <- tempfile("gpucor-parts-")
+    if (!dir.create(dir, showWarnings = FALSE)) dir <- NULL
+    else on.exit(unlink(dir, recursive = TRUE))
+  }
+  res <- BiocParallel::bplapply(.X, .bp_stashed, .FUN = .FUN, .dir = dir, .min = min, ...,
+                                BPPARAM = .bp)
+  .bp_unstash(res)
+}
+
+.bp_stashed <- function(.x, .FUN, .dir, .min, ...) .bp_stash(.FUN(.x, ...), .dir, .min)
+
+# v with each double, integer or logical vector of at least min bytes in
+# it (v itself, or in its lists, at any depth) written to a file in dir
+# and replaced by a "gpucor_stashed" record of it; v as it is when dir is
+# NULL, and any vector whose file could not be written.
+.bp_stash <- function(v, dir, min) {
+  if (is.null(dir)) return(v)
+  if (is.double(v) || is.integer(v) || is.logical(v)) {
+    size <- if (is.double(v)) 8 else 4
+    if (size * as.double(length(v)) < min) return(v)
+    path <- tempfile("part-", tmpdir = dir, fileext = ".bin")
+    if (!isTRUE(.Call(C_gpucor_ship_write, v, path))) return(v)
+    return(structure(list(path = path, type = typeof(v), length = length(v),
+                          attributes = attributes(v)), class = "gpucor_stashed"))
+  }
+  if (is.list(v) && !inherits(v, "gpucor_stashed")) v[] <- lapply(v, .bp_stash, dir, min)
+  v
+}
+
+# The records of .bp_stash() read back, each file removed once read.
+.bp_unstash <- function(v) {
+  if (inherits(v, "gpucor_stashed")) {
+    out <- .Call(C_gpucor_ship_read, v$path, as.double(v$length), v$type)
+    unlink(v$path)
+    attributes(out) <- v$attributes
+    return(out)
+  }
+  if (is.list(v)) v[] <- lapply(v, .bp_unstash)
+  v
 }
 
 # The files of .bp_ship() removed (in the main process, once the workers

@@ -42,7 +42,8 @@ if ("knn" %in% parts && gpu) {
   s1 <- started(1, warm); s2 <- started(2, warm)
   w1 <- timed(gpu_knn(x, 15, backend = "gpu", devices = "all", BPPARAM = s1$p))
   w2 <- timed(gpu_knn(x, 15, backend = "gpu", devices = "all", BPPARAM = s2$p))
-  # the input inside every job's message instead of one file (as before 2026-11-25)
+  # the input inside every job's message instead of one file (as before
+  # 2026-11-24), and the parts back through the sockets (before 2026-11-25)
   old <- options(gpucor.bp_file_bytes = Inf)
   i1 <- timed(gpu_knn(x, 15, backend = "gpu", devices = "all", BPPARAM = s1$p))
   i2 <- timed(gpu_knn(x, 15, backend = "gpu", devices = "all", BPPARAM = s2$p))
@@ -55,8 +56,8 @@ if ("knn" %in% parts && gpu) {
       identical(both$v, one$v), w1$t)
   add(c1, "SnowParam(1), GPU 0", w1$t, s1$start, identical(w1$v, one$v), w1$t)
   add(c1, "SnowParam(2), GPUs 0, 1", w2$t, s2$start, identical(w2$v, one$v), w1$t)
-  add(c1, "SnowParam(1), input in the messages", i1$t, s1$start, identical(i1$v, one$v), w1$t)
-  add(c1, "SnowParam(2), input in the messages", i2$t, s2$start, identical(i2$v, one$v), w1$t)
+  add(c1, "SnowParam(1), no files (messages)", i1$t, s1$start, identical(i1$v, one$v), w1$t)
+  add(c1, "SnowParam(2), no files (messages)", i2$t, s2$start, identical(i2$v, one$v), w1$t)
 }
 if ("edges" %in% parts && gpu) {
   set.seed(2)
@@ -85,11 +86,16 @@ if ("dist" %in% parts && gpu) {
     one <- timed(nocall(gpu_dist(x, m, backend = "gpu", devices = 0L)))
     w1 <- timed(nocall(gpu_dist(x, m, backend = "gpu", devices = "all", BPPARAM = s1$p)))
     w2 <- timed(nocall(gpu_dist(x, m, backend = "gpu", devices = "all", BPPARAM = s2$p)))
+    # the parts back through the sockets (before 2026-11-25)
+    old <- options(gpucor.bp_file_bytes = Inf)
+    i1 <- timed(nocall(gpu_dist(x, m, backend = "gpu", devices = "all", BPPARAM = s1$p)))
+    options(old)
     cd <- sprintf("dist %s 30000 x 50", m)
     add(cd, "no BPPARAM, GPU 0", one$t, 0, TRUE, w1$t)
     add(cd, "SnowParam(1), GPU 0", w1$t, s1$start, identical(w1$v, one$v), w1$t)
     add(cd, "SnowParam(2), GPUs 0, 1", w2$t, s2$start, identical(w2$v, one$v), w1$t)
-    rm(one, w1, w2); invisible(gc())
+    add(cd, "SnowParam(1), no files (messages)", i1$t, s1$start, identical(i1$v, one$v), w1$t)
+    rm(one, w1, w2, i1); invisible(gc())
   }
   bpstop(s1$p); bpstop(s2$p)
 }

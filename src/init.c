@@ -12,7 +12,7 @@ SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts, SEXP file);
 SEXP gpucor_hdf5_available(void);
 SEXP gpucor_hdf5_virtual(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP gpucor_ship_write(SEXP x, SEXP path);
-SEXP gpucor_ship_read(SEXP path, SEXP len);
+SEXP gpucor_ship_read(SEXP path, SEXP len, SEXP type);
 SEXP gpucor_sparse_cor(SEXP colptr, SEXP rowind, SEXP val, SEXP nrow, SEXP spearman,
                        SEXP opts);
 SEXP gpucor_progress_new(SEXP show);
@@ -66,7 +66,7 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_hdf5_available, 0),
     CALLDEF(gpucor_hdf5_virtual, 7),
     CALLDEF(gpucor_ship_write, 2),
-    CALLDEF(gpucor_ship_read, 2),
+    CALLDEF(gpucor_ship_read, 3),
     CALLDEF(gpucor_sparse_cor, 6),
     CALLDEF(gpucor_dist, 5),
     CALLDEF(gpucor_progress_new, 1),

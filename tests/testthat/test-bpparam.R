@@ -78,6 +78,47 @@ test_that("gpu_cor(BPPARAM =) gives the values, names, warnings and errors of gp
                  "tiles on 1 BiocParallel workers (CPU engine)", fixed = TRUE)
 })
 
+test_that("tiles (BPPARAM, DelayedArray blocks): stats' zero-sd warning of the whole x, randomized", {
+  skip_if_not_installed("BiocParallel")
+  info <- new_seed()
+  snow <- BiocParallel::SnowParam(3)
+  BiocParallel::bpstart(snow)
+  on.exit(BiocParallel::bpstop(snow))
+  outcome <- function(e) tryCatch(list(value = e, warning = "none"),
+                                  warning = function(w) list(warning = conditionMessage(w)),
+                                  error = function(e) list(error = conditionMessage(e)))
+  # stats warns for an NA-free column of zero spread anywhere but first, or
+  # one that an NA-free column follows: constant columns (and subnormal
+  # ones, whose variance underflows) among columns with and without NA
+  for (it in 1:25) {
+    p <- sample(1:8, 1)
+    n <- sample(3:10, 1)
+    x <- matrix(stats::rnorm(n * p), n, p)
+    for (j in seq_len(p)) {
+      r <- stats::runif(1)
+      if (r < 0.3) x[, j] <- 2 else if (r < 0.4) x[, j] <- 1e-170 * x[, j]
+    }
+    if (stats::runif(1) < 0.7) x[sample(n * p, sample(1:(p + 2), 1))] <- NA
+    for (m in c("pearson", "spearman", "kendall"))
+      for (u in c("everything", "complete.obs", "pairwise.complete.obs")) {
+        lab <- sprintf("case %d, %s, %s, %s", it, m, u, info)
+        want <- outcome(gpucor::gpu_cor(x, use = u, method = m, backend = "cpu"))
+        for (bp in list(BiocParallel::SerialParam(), snow))
+          expect_identical(outcome(gpucor::gpu_cor(x, use = u, method = m, backend = "cpu",
+                                                   BPPARAM = bp)),
+                           want, label = paste(class(bp), lab))
+        if (requireNamespace("DelayedArray", quietly = TRUE)) {
+          old <- DelayedArray::getAutoBlockSize()
+          suppressMessages(DelayedArray::setAutoBlockSize(8 * n * 2))   # 2 columns a block
+          got <- outcome(gpucor::gpu_cor(DelayedArray::DelayedArray(x), use = u, method = m,
+                                         backend = "cpu"))
+          suppressMessages(DelayedArray::setAutoBlockSize(old))
+          expect_identical(got, want, label = paste("DelayedArray blocks", lab))
+        }
+      }
+  }
+})
+
 test_that("a worker's tiles: its share of the threads only while it runs", {
   skip_if_not_installed("BiocParallel")
   x <- rmat(30, 8)
@@ -351,7 +392,7 @@ test_that("a 'dist' share: the columns of any ranges, whatever the tiles, put to
 test_that("inputs shipped through a file: the values of the call without BPPARAM, no file left", {
   skip_if_not_installed("BiocParallel")
   info <- new_seed()
-  left <- function() list.files(tempdir(), "^gpucor-input-")
+  left <- function() list.files(tempdir(), "^gpucor-(input|parts)-")
   before <- left()
   old <- options(gpucor.bp_file_bytes = 0)   # every double matrix through a file
   on.exit(options(old))
@@ -365,6 +406,12 @@ test_that("inputs shipped through a file: the values of the call without BPPARAM
     assign("n", get("n", envir = .(cnt)) +
              sum(vapply(args, inherits, NA, "gpucor_shipped")), envir = .(cnt))))
   on.exit(untrace(".bp_unlink", where = ns), add = TRUE)
+  # and the workers' results that come back through files
+  cnt$back <- 0
+  trace(".bp_unstash", where = ns, print = FALSE, tracer = bquote(
+    if (inherits(v, "gpucor_stashed"))
+      assign("back", get("back", envir = .(cnt)) + 1, envir = .(cnt))))
+  on.exit(untrace(".bp_unstash", where = ns), add = TRUE)
   x <- bp_input(30, 23, na = 0.05)
   y <- bp_input(30, 7)
   for (bpn in c("snow", "multicore")) {
@@ -384,6 +431,43 @@ test_that("inputs shipped through a file: the values of the call without BPPARAM
   }
   # x and y (cor), x (dist, edges' passes together, knn): 5 a param
   expect_identical(cnt$n, 5 * sum(c("snow", "multicore") %in% names(ps)))
+  expect_gt(cnt$back, 0)
+})
+
+test_that(".bp_stash() writes a worker's large vectors, at any depth, and .bp_unstash() reads them back", {
+  skip_if_not_installed("BiocParallel")
+  dir <- tempfile("gpucor-parts-")
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE))
+  big <- matrix(stats::rnorm(600), 30, dimnames = list(paste0("r", 1:30), NULL))
+  v <- structure(list(d = big, i = matrix(c(NA, 2:600), 30), l = c(NA, rep(TRUE, 599)),
+                      small = 1:3, none = NULL, s = "text",
+                      deep = list(list(structure(as.double(1:1000), sd0 = TRUE)), NULL),
+                      f = factor(rep(letters, 40))),
+                 sd0 = TRUE, threads = 2L)
+  st <- gpucor:::.bp_stash(v, dir, 1000)
+  stashed <- c("d", "i", "l")
+  for (nm in stashed) expect_s3_class(st[[nm]], "gpucor_stashed")
+  expect_s3_class(st$deep[[1]][[1]], "gpucor_stashed")
+  expect_identical(st[c("small", "none", "s", "f")], v[c("small", "none", "s", "f")])
+  expect_identical(attributes(st), attributes(v))
+  expect_length(list.files(dir), 4)
+  expect_identical(file.size(st$d$path), 8 * 600)
+  expect_identical(gpucor:::.bp_unstash(st), v)
+  expect_length(list.files(dir), 0)           # each file removed once read
+  # no directory (workers elsewhere), or a file that cannot be written: as it was
+  expect_identical(gpucor:::.bp_stash(v, NULL, 0), v)
+  expect_identical(gpucor:::.bp_stash(v, file.path(dir, "no", "such"), 0), v)
+  # a zero-length vector, and every vector at min = 0
+  st0 <- gpucor:::.bp_stash(list(double(), v), dir, 0)
+  expect_s3_class(st0[[1]], "gpucor_stashed")
+  expect_identical(gpucor:::.bp_unstash(st0), list(double(), v))
+  # a file gone or cut short: a clear error
+  st <- gpucor:::.bp_stash(big, dir, 0)
+  writeBin(1, st$path)
+  expect_error(gpucor:::.bp_unstash(st), "not the one another process of this call wrote")
+  unlink(st$path)
+  expect_error(gpucor:::.bp_unstash(st), "are the BiocParallel workers on another machine")
 })
 
 test_that(".bp_ship() writes large double matrices of local workers only, and reads them back", {
@@ -426,7 +510,7 @@ test_that(".bp_ship() writes large double matrices of local workers only, and re
   on.exit(unlink(short), add = TRUE)
   cut <- sh$x
   cut$path <- short
-  expect_error(gpucor:::.bp_unship(list(x = cut)), "not the one the main process wrote")
+  expect_error(gpucor:::.bp_unship(list(x = cut)), "not the one another process of this call wrote")
   gpucor:::.bp_unlink(sh)
   expect_false(file.exists(sh$x$path))
 })
