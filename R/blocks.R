@@ -466,9 +466,9 @@
   for (a in seq_along(args)) {
     v <- args[[a]]
     if (!is.double(v) || !is.matrix(v) || 8 * as.double(length(v)) < min) next
-    path <- tempfile("gpucor-input-", fileext = ".bin")
+    path <- .ship_paths("gpucor-input-", tempdir(), 8 * as.double(length(v)), .threads())
     paths <- c(paths, path)
-    if (isTRUE(.Call(C_gpucor_ship_write, v, path)))
+    if (isTRUE(.Call(C_gpucor_ship_write, v, path, .threads())))
       args[a] <- list(structure(list(path = path, dim = dim(v), dimnames = dimnames(v)),
                                 class = "gpucor_shipped"))
   }
@@ -481,7 +481,7 @@
   for (a in seq_along(args))
     if (inherits(args[[a]], "gpucor_shipped")) {
       s <- args[[a]]
-      v <- .Call(C_gpucor_ship_read, s$path, prod(as.double(s$dim)), "double")
+      v <- .Call(C_gpucor_ship_read, s$path, prod(as.double(s$dim)), "double", .threads())
       dim(v) <- s$dim
       dimnames(v) <- s$dimnames
       args[a] <- list(v)
@@ -505,35 +505,46 @@
     if (!dir.create(dir, showWarnings = FALSE)) dir <- NULL
     else on.exit(unlink(dir, recursive = TRUE))
   }
-  res <- BiocParallel::bplapply(.X, .bp_stashed, .FUN = .FUN, .dir = dir, .min = min, ...,
-                                BPPARAM = .bp)
+  res <- BiocParallel::bplapply(.X, .bp_stashed, .FUN = .FUN, .dir = dir, .min = min,
+                                .iothreads = .bp_threads(.bp), ..., BPPARAM = .bp)
   .bp_unstash(res)
 }
 
-.bp_stashed <- function(.x, .FUN, .dir, .min, ...) .bp_stash(.FUN(.x, ...), .dir, .min)
+.bp_stashed <- function(.x, .FUN, .dir, .min, .iothreads, ...)
+  .bp_stash(.FUN(.x, ...), .dir, .min, .iothreads)
 
 # v with each double, integer or logical vector of at least min bytes in
-# it (v itself, or in its lists, at any depth) written to a file in dir
-# and replaced by a "gpucor_stashed" record of it; v as it is when dir is
-# NULL, and any vector whose file could not be written.
-.bp_stash <- function(v, dir, min) {
+# it (v itself, or in its lists, at any depth) written to files in dir
+# (.ship_paths(), with up to 'threads' threads) and replaced by a
+# "gpucor_stashed" record of them; v as it is when dir is NULL, and any
+# vector whose files could not be written.
+.bp_stash <- function(v, dir, min, threads = 1L) {
   if (is.null(dir)) return(v)
   if (is.double(v) || is.integer(v) || is.logical(v)) {
-    size <- if (is.double(v)) 8 else 4
-    if (size * as.double(length(v)) < min) return(v)
-    path <- tempfile("part-", tmpdir = dir, fileext = ".bin")
-    if (!isTRUE(.Call(C_gpucor_ship_write, v, path))) return(v)
+    bytes <- (if (is.double(v)) 8 else 4) * as.double(length(v))
+    if (bytes < min) return(v)
+    path <- .ship_paths("part-", dir, bytes, threads)
+    if (!isTRUE(.Call(C_gpucor_ship_write, v, path, threads))) return(v)
     return(structure(list(path = path, type = typeof(v), length = length(v),
                           attributes = attributes(v)), class = "gpucor_stashed"))
   }
-  if (is.list(v) && !inherits(v, "gpucor_stashed")) v[] <- lapply(v, .bp_stash, dir, min)
+  if (is.list(v) && !inherits(v, "gpucor_stashed"))
+    v[] <- lapply(v, .bp_stash, dir, min, threads)
   v
+}
+
+# New names for the files of a vector of 'bytes' in 'dir': one a piece of
+# at least 16 MiB, at most one a thread (each piece is written and read by
+# a thread of its own: shipfile.c).
+.ship_paths <- function(prefix, dir, bytes, threads) {
+  k <- max(1L, min(as.integer(threads), ceiling(bytes / 2^24)))
+  tempfile(rep(prefix, k), tmpdir = dir, fileext = ".bin")
 }
 
 # The records of .bp_stash() read back, each file removed once read.
 .bp_unstash <- function(v) {
   if (inherits(v, "gpucor_stashed")) {
-    out <- .Call(C_gpucor_ship_read, v$path, as.double(v$length), v$type)
+    out <- .Call(C_gpucor_ship_read, v$path, as.double(v$length), v$type, .threads())
     unlink(v$path)
     attributes(out) <- v$attributes
     return(out)

@@ -16,9 +16,11 @@ gpucor:::.bp_unlink(sh)
 cat("engine alone (no BPPARAM):", t(gpu_knn(x, 15, backend = "gpu")), "s\n")
 cat("one part, both ranges, in this process:",
     t(p <- gpucor:::.bp_knn_part(c(0, 2e5, 2e5, 4e5), 0L, x, 1L, 2, 15, FALSE, "gpu", "double")), "s\n")
+cat("half the columns (one worker's share of two) in this process:",
+    t(gpucor:::.bp_knn_part(c(0, 1e5, 3e5, 4e5), 0L, x, 1L, 2, 15, FALSE, "gpu", "double")), "s\n")
 cat("serialize the part:", t(s <- serialize(p, NULL)), "s; unserialize:", t(unserialize(s)), "s\n")
 d <- tempfile("gpucor-parts-"); dir.create(d)
-cat("the part to a file (.bp_stash):", t(s <- gpucor:::.bp_stash(p, d, 2^23)), "s; read back:",
+cat("the part to a file (.bp_stash):", t(s <- gpucor:::.bp_stash(p, d, 2^23, 8L)), "s; read back:",
     t(gpucor:::.bp_unstash(s)), "s\n")
 unlink(d, recursive = TRUE)
 cat("merge in the main process:", t(r <- .Call(gpucor:::C_gpucor_knn, x, 1L, 2, 15, FALSE,

@@ -11,8 +11,8 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts, SEX
 SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts, SEXP file);
 SEXP gpucor_hdf5_available(void);
 SEXP gpucor_hdf5_virtual(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-SEXP gpucor_ship_write(SEXP x, SEXP path);
-SEXP gpucor_ship_read(SEXP path, SEXP len, SEXP type);
+SEXP gpucor_ship_write(SEXP x, SEXP paths, SEXP threads);
+SEXP gpucor_ship_read(SEXP paths, SEXP len, SEXP type, SEXP threads);
 SEXP gpucor_sparse_cor(SEXP colptr, SEXP rowind, SEXP val, SEXP nrow, SEXP spearman,
                        SEXP opts);
 SEXP gpucor_progress_new(SEXP show);
@@ -65,8 +65,8 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_cor, 7),
     CALLDEF(gpucor_hdf5_available, 0),
     CALLDEF(gpucor_hdf5_virtual, 7),
-    CALLDEF(gpucor_ship_write, 2),
-    CALLDEF(gpucor_ship_read, 3),
+    CALLDEF(gpucor_ship_write, 3),
+    CALLDEF(gpucor_ship_read, 4),
     CALLDEF(gpucor_sparse_cor, 6),
     CALLDEF(gpucor_dist, 5),
     CALLDEF(gpucor_progress_new, 1),

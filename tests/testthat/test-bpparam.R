@@ -470,6 +470,44 @@ test_that(".bp_stash() writes a worker's large vectors, at any depth, and .bp_un
   expect_error(gpucor:::.bp_unstash(st), "are the BiocParallel workers on another machine")
 })
 
+test_that("a vector in pieces, one file and one thread each: written, read back, errors", {
+  dir <- tempfile("gpucor-parts-")
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE))
+  # one piece a 16 MiB, at most one a thread
+  expect_length(gpucor:::.ship_paths("a", dir, 2^26, 8), 4)
+  expect_length(gpucor:::.ship_paths("a", dir, 10, 8), 1)
+  expect_length(gpucor:::.ship_paths("a", dir, 2^30, 3), 3)
+  expect_length(gpucor:::.ship_paths("a", dir, 2^30, 0), 1)
+  write <- function(v, np, th) {
+    paths <- tempfile(rep("p", np), tmpdir = dir)
+    list(ok = .Call(gpucor:::C_gpucor_ship_write, v, paths, th), paths = paths)
+  }
+  read <- function(w, v, th)
+    .Call(gpucor:::C_gpucor_ship_read, w$paths, as.double(length(v)), typeof(v), th)
+  for (v in list(stats::rnorm(1000), c(NA, 1:10), c(TRUE, NA, FALSE), double(), 3))
+    for (np in c(1, 2, 7)) for (th in c(1L, 3L)) {
+      w <- write(v, np, th)
+      expect_true(w$ok)
+      expect_identical(sum(file.size(w$paths)), (if (is.double(v)) 8 else 4) * length(v))
+      expect_identical(read(w, v, th), v)
+      unlink(w$paths)
+    }
+  # a piece that cannot be written: FALSE, and no piece left
+  paths <- c(tempfile("p", tmpdir = dir), file.path(dir, "no", "such"), tempfile("p", tmpdir = dir))
+  expect_false(.Call(gpucor:::C_gpucor_ship_write, stats::rnorm(99), paths, 2L))
+  expect_false(any(file.exists(paths)))
+  # a piece gone, or longer than written: a clear error
+  v <- stats::rnorm(100)
+  w <- write(v, 3, 2L)
+  cat("x", file = w$paths[2], append = TRUE)
+  expect_error(read(w, v, 2L), "is not the one another process of this call wrote")
+  w <- write(v, 3, 2L)
+  unlink(w$paths[3])
+  expect_error(read(w, v, 2L), "are the BiocParallel workers on another machine")
+  expect_error(.Call(gpucor:::C_gpucor_ship_write, "a", paths, 1L), "only double, integer and logical")
+})
+
 test_that(".bp_ship() writes large double matrices of local workers only, and reads them back", {
   skip_if_not_installed("BiocParallel")
   x <- matrix(stats::rnorm(600), 30, dimnames = list(paste0("r", 1:30), NULL))
