@@ -75,9 +75,12 @@ gpu_info <- function() {
 #'     for never; default 8 MiB) reaches workers on this machine
 #'     (`SnowParam()` with a number of workers, `MulticoreParam()`,
 #'     `BatchtoolsParam()` on its local clusters) through one file in
-#'     [tempdir()], written once and read by each worker, instead of inside
-#'     every job's message; the file is removed when the call returns.
-#'     Workers on other machines always get the input in the message.}
+#'     [tempdir()] (in pieces of at least 16 MiB, one a thread), written
+#'     once and read by each worker, instead of inside every job's message;
+#'     and each worker's result vectors of this size come back the same way
+#'     instead of through BiocParallel's connections.  The files are removed
+#'     when the call returns.  Workers on other machines always get the
+#'     input and return their results in the messages.}
 #'   \item{`gpucor.memory_guard`}{Before a result is allocated, its size (and
 #'     the engine's working copy of the input) is compared with the memory
 #'     available (`MemAvailable` in `/proc/meminfo`, on Linux), and the call

@@ -43,7 +43,7 @@ if ("knn" %in% parts && gpu) {
   w1 <- timed(gpu_knn(x, 15, backend = "gpu", devices = "all", BPPARAM = s1$p))
   w2 <- timed(gpu_knn(x, 15, backend = "gpu", devices = "all", BPPARAM = s2$p))
   # the input inside every job's message instead of one file (as before
-  # 2026-11-24), and the parts back through the sockets (before 2026-11-25)
+  # 2026-11-24), and the parts back through the sockets (as before 2026-11-24, later)
   old <- options(gpucor.bp_file_bytes = Inf)
   i1 <- timed(gpu_knn(x, 15, backend = "gpu", devices = "all", BPPARAM = s1$p))
   i2 <- timed(gpu_knn(x, 15, backend = "gpu", devices = "all", BPPARAM = s2$p))
@@ -86,7 +86,7 @@ if ("dist" %in% parts && gpu) {
     one <- timed(nocall(gpu_dist(x, m, backend = "gpu", devices = 0L)))
     w1 <- timed(nocall(gpu_dist(x, m, backend = "gpu", devices = "all", BPPARAM = s1$p)))
     w2 <- timed(nocall(gpu_dist(x, m, backend = "gpu", devices = "all", BPPARAM = s2$p)))
-    # the parts back through the sockets (before 2026-11-25)
+    # the parts back through the sockets (as before 2026-11-24, later)
     old <- options(gpucor.bp_file_bytes = Inf)
     i1 <- timed(nocall(gpu_dist(x, m, backend = "gpu", devices = "all", BPPARAM = s1$p)))
     options(old)
