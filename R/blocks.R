@@ -102,28 +102,27 @@
   r <- matrix(NA_real_, p, q)
   sd0 <- FALSE
   zero_var <- nafree <- logical(p)
-  one <- function(A, B) {
-    v <- .tile_value(A, B, u, method, backend, precision, devices, cov)
+  # a tile's value (.tile_value() or .diag_tile()) counted
+  one <- function(v) {
     sd0 <<- sd0 || v$sd0
     step()
-    v$val
+    v
   }
+  tile <- function(A, B) one(.tile_value(A, B, u, method, backend, precision, devices, cov))$val
   for (a in seq_along(bx)) {
     A <- get(x, bx[[a]])
     if (!is.null(y)) {
-      for (b in seq_along(by)) r[bx[[a]], by[[b]]] <- one(A, get(y, by[[b]]))
+      for (b in seq_along(by)) r[bx[[a]], by[[b]]] <- tile(A, get(y, by[[b]]))
       next
     }
-    v <- .diag_tile(A, a, u, method, backend, precision, devices, cov)
-    sd0 <- sd0 || v$sd0
-    step()
+    v <- one(.diag_tile(A, a, u, method, backend, precision, devices, cov))
     r[bx[[a]], bx[[a]]] <- v$val
     if (!cov) {
       zero_var[bx[[a]]] <- v$zero_var
       nafree[bx[[a]]] <- v$nafree
     }
     for (b in seq_along(bx)[-seq_len(a)]) {
-      val <- one(A, get(x, bx[[b]]))
+      val <- tile(A, get(x, bx[[b]]))
       r[bx[[a]], bx[[b]]] <- val
       r[bx[[b]], bx[[a]]] <- t(val)
     }
@@ -468,9 +467,8 @@
     if (!is.double(v) || !is.matrix(v) || 8 * as.double(length(v)) < min) next
     path <- .ship_paths("gpucor-input-", tempdir(), 8 * as.double(length(v)), .threads())
     paths <- c(paths, path)
-    if (isTRUE(.Call(C_gpucor_ship_write, v, path, .threads())))
-      args[a] <- list(structure(list(path = path, dim = dim(v), dimnames = dimnames(v)),
-                                class = "gpucor_shipped"))
+    rec <- .ship_write(v, path, .threads(), "gpucor_shipped")
+    if (!is.null(rec)) args[a] <- list(rec)
   }
   done <- TRUE
   args
@@ -479,13 +477,7 @@
 # The shipped arguments read back (on the worker).
 .bp_unship <- function(args) {
   for (a in seq_along(args))
-    if (inherits(args[[a]], "gpucor_shipped")) {
-      s <- args[[a]]
-      v <- .Call(C_gpucor_ship_read, s$path, prod(as.double(s$dim)), "double", .threads())
-      dim(v) <- s$dim
-      dimnames(v) <- s$dimnames
-      args[a] <- list(v)
-    }
+    if (inherits(args[[a]], "gpucor_shipped")) args[a] <- list(.ship_read(args[[a]]))
   args
 }
 
@@ -523,10 +515,8 @@
   if (is.double(v) || is.integer(v) || is.logical(v)) {
     bytes <- (if (is.double(v)) 8 else 4) * as.double(length(v))
     if (bytes < min) return(v)
-    path <- .ship_paths("part-", dir, bytes, threads)
-    if (!isTRUE(.Call(C_gpucor_ship_write, v, path, threads))) return(v)
-    return(structure(list(path = path, type = typeof(v), length = length(v),
-                          attributes = attributes(v)), class = "gpucor_stashed"))
+    rec <- .ship_write(v, .ship_paths("part-", dir, bytes, threads), threads, "gpucor_stashed")
+    return(if (is.null(rec)) v else rec)
   }
   if (is.list(v) && !inherits(v, "gpucor_stashed"))
     v[] <- lapply(v, .bp_stash, dir, min, threads)
@@ -541,12 +531,27 @@
   tempfile(rep(prefix, k), tmpdir = dir, fileext = ".bin")
 }
 
+# v (a double, integer or logical vector) written to the files 'path'
+# (.ship_paths(), with 'threads' threads): a record of them of class cls,
+# which .ship_read() turns back into v; NULL when they could not be
+# written (none is left).
+.ship_write <- function(v, path, threads, cls) {
+  if (!isTRUE(.Call(C_gpucor_ship_write, v, path, threads))) return(NULL)
+  structure(list(path = path, type = typeof(v), length = length(v),
+                 attributes = attributes(v)), class = cls)
+}
+
+.ship_read <- function(rec) {
+  out <- .Call(C_gpucor_ship_read, rec$path, as.double(rec$length), rec$type, .threads())
+  attributes(out) <- rec$attributes
+  out
+}
+
 # The records of .bp_stash() read back, each file removed once read.
 .bp_unstash <- function(v) {
   if (inherits(v, "gpucor_stashed")) {
-    out <- .Call(C_gpucor_ship_read, v$path, as.double(v$length), v$type, .threads())
+    out <- .ship_read(v)
     unlink(v$path)
-    attributes(out) <- v$attributes
     return(out)
   }
   if (is.list(v)) v[] <- lapply(v, .bp_unstash)
