@@ -1,8 +1,8 @@
 /*
  * bench/copyout.cu -- how fast can a dense result of B bytes leave the GPU
  * and land in FRESH host memory (as an R result does)?  Standalone, no R:
- *   nvcc -O2 -arch=sm_90 -Xcompiler -fopenmp -o /tmp/copyout bench/copyout.cu
- *   /tmp/copyout GB [threads] [panel MiB]
+ *   nvcc -O2 -arch=sm_90 -Xcompiler -fopenmp,-mavx2 -o /tmp/copyout bench/copyout.cu
+ *   /tmp/copyout GB [threads] [panel MiB] [chunk KiB ...]
  * Prints one line per strategy (seconds, GB/s of result):
  *   write     ceiling: threads write fresh memory (huge pages advised)
  *   d2h       ceiling: device-to-host into two pinned 64 MiB buffers
@@ -15,6 +15,14 @@
  *             straight into it, unregister
  *   reg-chunk per 64 MiB panel: threads fault panel s+1 in and register it
  *             while the DMA of panel s runs; D2H straight into R memory
+ *   chunked-C each panel's D2H issued as chunks of C KiB, an event each;
+ *             threads copy a chunk out as soon as it lands (while the rest
+ *             of the panel, and the next panel, still cross), so that the
+ *             copy may read the staged bytes while they are still in cache
+ *   ring-C    each thread its own stream and two pinned slots of C KiB:
+ *             it copies chunk i out while chunk i+1 crosses (small staging
+ *             that stays in cache; chunks in order of the result)
+ * The chunk sizes (KiB) are the 4th and later arguments (default 1024).
  * Every strategy gets a fresh mmap'd result (as glibc gives R for large
  * vectors), advised MADV_HUGEPAGE.
  */
@@ -248,6 +256,90 @@ int main(int argc, char **argv)
         report("reg-chunk", t4 - t, bytes, extra);
         if (r[bytes - 1] != 1) printf("  WRONG\n");
         munmap(r, bytes);
+    }
+    for (int a = 4; a < (argc > 4 ? argc : 5); a++) {
+        size_t C = (size_t) (argc > 4 ? atoi(argv[a]) : 1024) << 10;
+        if (!C || PANEL % C) continue;
+        size_t nc = PANEL / C;
+        cudaEvent_t *cev = (cudaEvent_t *) malloc(2 * nc * sizeof *cev);
+        for (size_t k = 0; k < 2 * nc; k++)
+            CK(cudaEventCreateWithFlags(&cev[k], cudaEventDisableTiming));
+        { /* chunked: panel s+1's chunks are enqueued before panel s is copied */
+            char *r = fresh(bytes);
+            double t = now();
+            for (size_t s = 0; s <= np; s++) {
+                int b = s % 2;
+                if (s < np)
+                    for (size_t k = 0; k < nc; k++) {
+                        CK(cudaMemcpyAsync(pin[b] + k * C, dev + k * C, C,
+                                           cudaMemcpyDeviceToHost, st));
+                        CK(cudaEventRecord(cev[b * nc + k], st));
+                    }
+                if (s > 0) {
+                    char *dst = r + (s - 1) * PANEL;
+                    const char *src = pin[1 - b];
+                    cudaEvent_t *e = cev + (1 - b) * nc;
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+                    for (size_t k = 0; k < nc; k++) {
+                        CK(cudaEventSynchronize(e[k]));
+                        memcpy(dst + k * C, src + k * C, C);
+                    }
+                }
+            }
+            snprintf(extra, sizeof extra, "(chunk %zu KiB)", C >> 10);
+            report("chunked", now() - t, bytes, extra);
+            if (r[bytes - 1] != 1) printf("  WRONG\n");
+            munmap(r, bytes);
+        }
+        { /* ring: per thread a stream and two slots */
+            char *r = fresh(bytes);
+            size_t nchunk = bytes / C;
+            char **slot = (char **) malloc(2 * nt * sizeof *slot);
+            cudaStream_t *ts = (cudaStream_t *) malloc(nt * sizeof *ts);
+            cudaEvent_t *tev = (cudaEvent_t *) malloc(2 * nt * sizeof *tev);
+            for (int i = 0; i < nt; i++) {
+                CK(cudaStreamCreateWithFlags(&ts[i], cudaStreamNonBlocking));
+                for (int b = 0; b < 2; b++) {
+                    CK(cudaHostAlloc(&slot[2 * i + b], C, cudaHostAllocDefault));
+                    CK(cudaEventCreateWithFlags(&tev[2 * i + b], cudaEventDisableTiming));
+                }
+            }
+            double t = now();
+#pragma omp parallel num_threads(nt)
+            {
+                int i = omp_get_thread_num(), m = omp_get_num_threads();
+                size_t prev = (size_t) -1;
+                int b = 0;
+                for (size_t c = i;; c += m) {
+                    if (c < nchunk) {
+                        CK(cudaMemcpyAsync(slot[2 * i + b], dev + (c * C) % PANEL, C,
+                                           cudaMemcpyDeviceToHost, ts[i]));
+                        CK(cudaEventRecord(tev[2 * i + b], ts[i]));
+                    }
+                    if (prev != (size_t) -1) {
+                        CK(cudaEventSynchronize(tev[2 * i + 1 - b]));
+                        memcpy(r + prev * C, slot[2 * i + 1 - b], C);
+                    }
+                    if (c >= nchunk) break;
+                    prev = c;
+                    b = 1 - b;
+                }
+            }
+            snprintf(extra, sizeof extra, "(chunk %zu KiB, %d streams)", C >> 10, nt);
+            report("ring", now() - t, bytes, extra);
+            if (r[bytes - 1] != 1) printf("  WRONG\n");
+            munmap(r, bytes);
+            for (int i = 0; i < nt; i++) {
+                CK(cudaStreamDestroy(ts[i]));
+                for (int b = 0; b < 2; b++) {
+                    CK(cudaFreeHost(slot[2 * i + b]));
+                    CK(cudaEventDestroy(tev[2 * i + b]));
+                }
+            }
+            free(slot); free(ts); free(tev);
+        }
+        for (size_t k = 0; k < 2 * nc; k++) CK(cudaEventDestroy(cev[k]));
+        free(cev);
     }
     return 0;
 }

@@ -19,13 +19,19 @@ set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 what=${*:-tests sanitize bench}
 t0=$(date +%s)
-bash .rbundle/r-unbundle .rbundle/r-bundle.tar.xz >/dev/null || exit 1
+# the R bundle: .rbundle (../shared/GPU.md, bench/rbundle/README.md), or
+# RBUNDLE=.rbundle-h (bench/rbundle/r-bundle-hdf5: HDF5Array, BiocParallel
+# and HDF5 for gpucor's build, set up by its hdf5-env.sh)
+RBUNDLE=${RBUNDLE:-.rbundle}
+bash "$RBUNDLE/r-unbundle" "$RBUNDLE/r-bundle.tar.xz" >/dev/null || exit 1
+if [ -f "$RBUNDLE/hdf5-env.sh" ]; then . "$RBUNDLE/hdf5-env.sh"; fi
 mkdir -p /tmp/lib /tmp/libbase
 # one target (the H100's) keeps the build short; CI builds all of them
 build() {   # build SRC LIB LOG
   (cd "$1" && CUDA_ARCH=${CUDA_ARCH:-90} MAKEFLAGS=-j8 R CMD INSTALL --library="$2" . >"$3" 2>&1)
 }
-if [ ! -f /tmp/lib/gpucor/DESCRIPTION ] || [ -n "${REBUILD:-}" ]; then
+if [ -n "${NOBUILD:-}" ]; then :   # steps that need no R (copyout)
+elif [ ! -f /tmp/lib/gpucor/DESCRIPTION ] || [ -n "${REBUILD:-}" ]; then
   build . /tmp/lib "$OUT/install.log" &
   if [ -d .bench-base ] && [ ! -f /tmp/libbase/gpucor/DESCRIPTION ]; then
     build .bench-base /tmp/libbase "$OUT/install-base.log" &
@@ -212,7 +218,7 @@ dist-blocks)
   Rscript bench/dist_blocks_smoke.R 2>&1 | tee "$OUT/dist-blocks.log" | tail -12 ;;
 hdf5|hdf5-peer)
   # gpu_cor(output = gpu_hdf5()) against dd and the peer (bench/hdf5.R);
-  # needs HDF5: carry .rbundle-h and source its hdf5-env.sh first
+  # needs HDF5: carry .rbundle-h, RBUNDLE=.rbundle-h
   export GPUCOR_BENCH_DIR=${GPUCOR_BENCH_DIR:-/tmp/h5bench}; mkdir -p "$GPUCOR_BENCH_DIR"
   df -h "$GPUCOR_BENCH_DIR" | tail -1
   parts="write readback dd"; [ "$w" = hdf5-peer ] && parts="peer"
@@ -252,9 +258,14 @@ profile-bp)
   Rscript bench/bp_profile.R 2>&1 | tee "$OUT/bp-profile.log" | tail -8 ;;
 bp|bp-*)
   # issue 14's BiocParallel table (bench/bp.R; bp-knn, bp-edges, bp-cpu: one
-  # part); needs BiocParallel: carry .rbundle-h as for hdf5
+  # part); needs BiocParallel: .rbundle-h as for hdf5, or bench/rbundle's plain one
   part=${w#bp}; part=${part#-}
   Rscript bench/bp.R $part 2>&1 | tee "$OUT/bp.log" | tail -20 ;;
+copyout)
+  # bench/copyout.cu: the ways a dense result can reach fresh host memory
+  # (no R; NOBUILD=1 skips the package build). COPYOUT: GB threads panel-MiB chunk-KiB...
+  nvcc -O2 -arch=sm_90 -Xcompiler -fopenmp,-mavx2 -o /tmp/copyout bench/copyout.cu &&
+    /tmp/copyout ${COPYOUT:-3.2 16 64 256 1024 4096} 2>&1 | tee -a "$OUT/copyout.log" ;;
 smoke)
   Rscript bench/na_smoke.R 2>&1 | tee "$OUT/smoke.log" | tail -70 ;;
 bench|bench-*)
