@@ -205,9 +205,11 @@ NULL
 # and precision of this call, the CPU threads (.threads()), the device
 # memory cap (bytes, 0 = free memory), the forced GPU panel width and CPU
 # tile side (0 = automatic; for tests), the progress bar, and stage timing
-# (bench/gpu.R reads it from attribute "timing").
+# (bench/gpu.R reads it from attribute "timing"); 'fun', where not NULL, is
+# the user's function that engine errors and warnings name (gpu_bicor()
+# runs gpu_cor()'s entry).
 .engine_opts <- function(backend, precision, verbose = FALSE,
-                         devices = .opt("gpucor.devices"), cols = NULL) {
+                         devices = .opt("gpucor.devices"), cols = NULL, fun = NULL) {
   list(gpu = backend == "gpu",
        devices = devices,
        single = precision == "single",
@@ -220,5 +222,6 @@ NULL
        cols = if (!is.null(cols)) as.double(cols),
        progress = .opt("gpucor.progress") && interactive(),
        # verbose reads the engine's team size from the profiling attributes
-       profile = .opt("gpucor.profile") || verbose)
+       profile = .opt("gpucor.profile") || verbose,
+       fun = fun)
 }

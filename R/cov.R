@@ -139,7 +139,7 @@ gpu_cov <- function(x, y = NULL, use = "everything",
   Y <- inp$y
   t0 <- proc.time()[["elapsed"]]
   r <- .Call(C_gpucor_cor, X, Y, 5L, inp$use, NULL,
-             .engine_opts("cpu", "double", verbose, devices), NULL)
+             .engine_opts("cpu", "double", verbose, devices, fun = "gpu_cov"), NULL)
   if (verbose)
     .engine_report("gpu_cov", attr(r, "threads"), "double", proc.time()[["elapsed"]] - t0,
                    devices)

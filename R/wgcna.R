@@ -167,7 +167,7 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
                 sprintf("%s(): the %d x %d result", fun, ncol(x), q), "")
   backend <- .resolve_backend(backend, work = as.double(ncol(x)) *
                                 (if (is.null(y)) ncol(x) / 2 else q) * n)
-  opts <- .engine_opts(backend, precision, verbose, devices)
+  opts <- .engine_opts(backend, precision, verbose, devices, fun = fun)
   px <- c(bo$maxp, bo$fallback, !robustX)
   py <- c(bo$maxp, bo$fallback, !robustY)
   prx <- .Call(C_gpucor_bicor_prep, x, px, opts)

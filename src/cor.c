@@ -98,6 +98,7 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts, SEX
                 error("'rows' out of range");
     gc_opts o;
     gpucor_opts(opts, &o);
+    const char *fun = o.fun[0] ? o.fun : "gpu_cor";
     size_t nobs = isNull(rows) ? n : (size_t) XLENGTH(rows);
 
     /* with a file, the result is written there and a TRUE returned */
@@ -110,7 +111,7 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts, SEX
     gc_host host;
     gpucor_host_init(&host, &o, &pr);
     gc_file *f = isNull(file) ? NULL
-               : gpucor_file_open(file, p, q, isNull(y), 0, &o, &sink, &host, "gpu_cor");
+               : gpucor_file_open(file, p, q, isNull(y), 0, &o, &sink, &host, fun);
     int sd0 = 0, used = 0, status;
     char msg[512] = "";
     gc_cor_input in = {REAL(x), isNull(y) ? NULL : REAL(y), n, p, q,
@@ -118,16 +119,16 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts, SEX
     status = gpucor_cor_engine(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
     if (f) {
         UNPROTECT(nprot);
-        gpucor_file_finish(f, status, "gpu_cor", msg);   /* raises on failure */
+        gpucor_file_finish(f, status, fun, msg);   /* raises on failure */
         PROTECT(ans);
     } else if (status != GPUCOR_OK) {
         UNPROTECT(nprot);
-        gpucor_raise_msg(status, "gpu_cor", msg);
+        gpucor_raise_msg(status, fun, msg);
     }
     if (used) gpucor_set_threads(ans, &o, used);
     else {
         gpucor_set_timing(ans, &o, host.seconds);
-        if (host.note[0]) warning("gpu_cor: %s", host.note);
+        if (host.note[0]) warning("%s: %s", fun, host.note);
     }
     if (sd0) setAttrib(ans, install("sd0"), ScalarLogical(TRUE));
     UNPROTECT(nprot);

@@ -49,6 +49,7 @@ typedef struct {
     int ndevices;        /* GPUs to use: devices[0 .. ndevices - 1] (CUDA
                             ordinals; one may repeat); 0: every visible one */
     int devices[16];
+    char fun[32];        /* the R function that errors name ("": the entry's own) */
     size_t col0, col1;   /* a BiocParallel worker's share of the result: only
                             the tiles or panels whose first column is in
                             [col0, col1) (col1 == 0: all of them); then the

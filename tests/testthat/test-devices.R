@@ -189,6 +189,8 @@ test_that("GPU: a worker that fails is left out and the others make its panels",
   for (inj in c("1:0", "1:2")) {
     Sys.setenv(GPUCOR_TEST_FAIL_WORKER = inj)
     expect_error(gpucor::gpu_cor(x, backend = "gpu"), "injected failure", fixed = TRUE)
+    # functions that run gpu_cor()'s entry name themselves
+    expect_error(gpucor::gpu_bicor(x, backend = "gpu"), "^gpu_bicor: injected failure")
     expect_identical(suppressWarnings(gpucor::gpu_cor(x, backend = "gpu", devices = c(0, 0))),
                      want[["pearson"]])
   }
