@@ -418,13 +418,13 @@
 # the job's ranges (the engine option 'cols': c(from1, to1, ...)); the
 # results in one list.  (Dotted names: no argument in '...' matches them
 # partially.)
-.bp_share_run <- function(.jobs, .part, .bp, ...) {
+.bp_share_run <- function(.jobs, .part, .bp, ..., .join = .bp_unstash) {
   given <- list(...)
   args <- .bp_ship(given, .bp)
   # the files shipped here (the caller's own, if any, stay for its next run)
   on.exit(.bp_unlink(args[!vapply(given, inherits, NA, "gpucor_shipped")]))
   .bp_apply(.jobs, .bp_share_job, .bp, .part = .part, .nthreads = .bp_threads(.bp),
-            .args = args)
+            .args = args, .join = .join)
 }
 
 .bp_share_job <- function(.job, .part, .nthreads, .args) {
@@ -489,7 +489,7 @@
 # back here, and the directory is removed when the call returns, on error
 # too.  BiocParallel would serialize them into its sockets, at a few
 # hundred MB/s.  (Dotted names: no argument in '...' matches them.)
-.bp_apply <- function(.X, .FUN, .bp, ...) {
+.bp_apply <- function(.X, .FUN, .bp, ..., .join = .bp_unstash) {
   min <- .opt("gpucor.bp_file_bytes")
   dir <- NULL
   if (is.finite(min) && .bp_local(.bp)) {
@@ -499,7 +499,7 @@
   }
   res <- BiocParallel::bplapply(.X, .bp_stashed, .FUN = .FUN, .dir = dir, .min = min,
                                 .iothreads = .bp_threads(.bp), ..., BPPARAM = .bp)
-  .bp_unstash(res)
+  .join(res)
 }
 
 .bp_stashed <- function(.x, .FUN, .dir, .min, .iothreads, ...)

@@ -187,10 +187,9 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
   .bp_gpu_check(BPPARAM, backend)
   t0 <- proc.time()[["elapsed"]]
   jobs <- .bp_shares(nrow(x), BPPARAM, devices)
-  parts <- .bp_share_run(jobs, .bp_dist_part, BPPARAM, x = x, m = m, p = as.double(p),
-                         backend = backend, precision = precision)
-  d <- .bp_dist_join(parts, jobs, nrow(x))
-  rm(parts)
+  d <- .bp_share_run(jobs, .bp_dist_part, BPPARAM, x = x, m = m, p = as.double(p),
+                     backend = backend, precision = precision,
+                     .join = function(parts) .bp_dist_join(parts, jobs, nrow(x)))
   if (verbose)
     .bp_report("gpu_dist", 1L, jobs, backend, BPPARAM, proc.time()[["elapsed"]] - t0)
   d
@@ -198,16 +197,22 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
 
 # The workers' parts (.bp_dist_part(), for jobs) put together: the packed
 # 'dist' of n items, with the attributes "sd0" and "nonfinite" of any part.
+# A part's vectors may still be in files (.bp_apply(.join =)): they are
+# read straight into their place (shipfile.c, gpucor_ship_gather).
 .bp_dist_join <- function(parts, jobs, n) {
   from <- unlist(lapply(jobs, function(j) vapply(j$ranges, `[`, 0, 1L)))
   ok <- length(parts) == length(jobs) && all(vapply(parts, is.list, NA))
-  chunks <- if (ok) unlist(parts, recursive = FALSE)
+  chunks <- if (ok) do.call(c, lapply(unname(parts), unclass))
+  stashed <- vapply(chunks, inherits, NA, "gpucor_stashed")
+  dbl <- vapply(chunks, is.double, NA)
+  dbl[stashed] <- vapply(chunks[stashed], function(r) identical(r$type, "double"), NA)
+  len <- as.double(lengths(chunks))
+  len[stashed] <- vapply(chunks[stashed], function(r) as.double(r$length), 0)
   n <- as.double(n)
-  if (!ok || length(chunks) != length(from) || !all(vapply(chunks, is.double, NA)) ||
-      sum(as.double(lengths(chunks))) != n * (n - 1) / 2)
+  if (!ok || length(chunks) != length(from) || !all(dbl) || sum(len) != n * (n - 1) / 2)
     stop("gpu_dist: a BiocParallel worker returned a malformed part", call. = FALSE)
   f <- .engine_flags(parts)
-  d <- unlist(chunks[order(from)], use.names = FALSE)
+  d <- .Call(C_gpucor_ship_gather, chunks[order(from)], "double", .threads())
   if (f[["sd0"]]) attr(d, "sd0") <- TRUE
   if (f[["nonfinite"]]) attr(d, "nonfinite") <- TRUE
   d

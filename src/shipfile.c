@@ -3,7 +3,8 @@
  * how a large input reaches BiocParallel's workers on this machine, once
  * for all of them instead of once a job through BiocParallel's sockets,
  * and how a worker's large result comes back (R/blocks.R, .bp_ship() and
- * .bp_stash()).  The vector is cut into as many equal pieces as there are
+ * .bp_stash(); gpu_dist()'s parts are read straight into the joined
+ * vector, gpucor_ship_gather).  The vector is cut into as many equal pieces as there are
  * file names, each written or read by a thread of its own (one thread
  * writing the page cache of a fresh file runs at about 1 GB/s).  Native
  * byte order, no header: the files live only for the call, on the machine
@@ -11,6 +12,7 @@
  */
 #include <R.h>
 #include <Rinternals.h>
+#include "status.h"
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -103,48 +105,135 @@ SEXP gpucor_ship_write(SEXP x, SEXP paths, SEXP threads)
     return ScalarLogical(!failed);
 }
 
+/* One piece: the file fn's 'want' bytes into dst; 0 read whole, 1 not
+ * opened (errno in *err), 2 not that file (shorter or longer). */
+static int read_piece(const char *fn, char *dst, size_t want, int *err)
+{
+    size_t done = 0;
+    FILE *f = fopen(fn, "rb");
+    if (!f) {
+        *err = errno;
+        return 1;
+    }
+    while (done < want) {
+        size_t c = want - done < SHIP_CHUNK ? want - done : SHIP_CHUNK;
+        if (fread(dst + done, 1, c, f) != c) break;
+        done += c;
+    }
+    int bad = done != want || fgetc(f) != EOF ? 2 : 0;
+    fclose(f);
+    return bad;
+}
+
+static void piece_error(int bad, int err, const char *fn)
+{
+    if (bad == 1)
+        error("cannot open the file '%s' that another process of this call wrote (%s): "
+              "are the BiocParallel workers on another machine?", fn, strerror(err));
+    if (bad == 2)
+        error("the file '%s' is not the one another process of this call wrote", fn);
+}
+
+static SEXPTYPE ship_type(SEXP type)
+{
+    if (!isString(type) || XLENGTH(type) != 1) error("internal error: invalid type");
+    return str2type(CHAR(STRING_ELT(type, 0)));
+}
+
+static size_t ship_len(SEXP len)
+{
+    double dn = asReal(len);
+    if (ISNAN(dn) || dn < 0 || dn > (double) R_XLEN_T_MAX) error("internal error: invalid length");
+    return (size_t) dn;
+}
+
 /* The len values of the files 'paths' (pieces as written), a new vector
  * of R's type 'type' (the name, as typeof() gives it). */
 SEXP gpucor_ship_read(SEXP paths, SEXP len, SEXP type, SEXP threads)
 {
-    if (!isString(type) || XLENGTH(type) != 1) error("internal error: invalid type");
-    SEXPTYPE t = str2type(CHAR(STRING_ELT(type, 0)));
-    size_t es = ship_size(t);
-    double dn = asReal(len);
-    if (ISNAN(dn) || dn < 0 || dn > (double) R_XLEN_T_MAX) error("internal error: invalid length");
+    SEXPTYPE t = ship_type(type);
+    size_t es = ship_size(t), n = ship_len(len);
     const char **fn = ship_paths(paths);
-    size_t np = (size_t) XLENGTH(paths), n = (size_t) dn;
+    size_t np = (size_t) XLENGTH(paths);
     SEXP ans = PROTECT(allocVector(t, (R_xlen_t) n));   /* before the files open */
     char *v = (char *) ship_data(ans);
-    /* per piece: 0 read whole, 1 not opened (errno in err[]), 2 not that file */
     int *bad = (int *) R_alloc(np, sizeof(int)), *err = (int *) R_alloc(np, sizeof(int));
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(ship_threads(threads, np))
 #endif
     for (size_t k = 0; k < np; k++) {
-        size_t at = ship_from(n, np, k) * es, want = ship_from(n, np, k + 1) * es - at, done = 0;
-        bad[k] = 0;
-        FILE *f = fopen(fn[k], "rb");
-        if (!f) {
-            bad[k] = 1;
-            err[k] = errno;
-            continue;
-        }
-        while (done < want) {
-            size_t c = want - done < SHIP_CHUNK ? want - done : SHIP_CHUNK;
-            if (fread(v + at + done, 1, c, f) != c) break;
-            done += c;
-        }
-        if (done != want || fgetc(f) != EOF) bad[k] = 2;
-        fclose(f);
+        size_t at = ship_from(n, np, k) * es, want = ship_from(n, np, k + 1) * es - at;
+        bad[k] = read_piece(fn[k], v + at, want, &err[k]);
     }
+    for (size_t k = 0; k < np; k++) piece_error(bad[k], err[k], fn[k]);
+    UNPROTECT(1);
+    return ans;
+}
+
+/* One vector of R's type 'type' joined from 'parts', in order: each a
+ * vector of that type, or a record of files (a list with 'path' and
+ * 'length', as .ship_write() makes) read straight into its place -- the
+ * join of a result the workers returned in parts without a copy of each
+ * part first (R's unlist() copies a value at a time).  The threads share
+ * the pieces of the files and 64 MiB pieces of the vectors. */
+#define GATHER_PIECE ((size_t) 64 << 20)
+typedef struct { const char *fn; const char *src; size_t at, len; int bad, err; } gather_item;
+
+SEXP gpucor_ship_gather(SEXP parts, SEXP type, SEXP threads)
+{
+    SEXPTYPE t = ship_type(type);
+    size_t es = ship_size(t), np = (size_t) XLENGTH(parts), total = 0, nitems = 0;
+    if (TYPEOF(parts) != VECSXP) error("internal error: invalid parts");
+    size_t *len = (size_t *) R_alloc(np + 1, sizeof(size_t));
+    const char ***fns = (const char ***) R_alloc(np + 1, sizeof(char **));
+    /* each part's length and pieces */
     for (size_t k = 0; k < np; k++) {
-        if (bad[k] == 1)
-            error("cannot open the file '%s' that another process of this call wrote (%s): "
-                  "are the BiocParallel workers on another machine?", fn[k], strerror(err[k]));
-        if (bad[k] == 2)
-            error("the file '%s' is not the one another process of this call wrote", fn[k]);
+        SEXP pk = VECTOR_ELT(parts, k);
+        fns[k] = NULL;
+        if (TYPEOF(pk) == VECSXP) {
+            SEXP path = PROTECT(gpucor_field(pk, "path"));
+            fns[k] = ship_paths(path);
+            len[k] = ship_len(gpucor_field(pk, "length"));
+            nitems += (size_t) XLENGTH(path);
+            UNPROTECT(1);
+        } else {
+            if (TYPEOF(pk) != t) error("internal error: a part of another type");
+            len[k] = (size_t) XLENGTH(pk);
+            nitems += (len[k] * es + GATHER_PIECE - 1) / GATHER_PIECE;
+        }
+        total += len[k];
     }
+    if (total > (size_t) R_XLEN_T_MAX) error("internal error: parts too long");
+    gather_item *it = (gather_item *) R_alloc(nitems + 1, sizeof(gather_item));
+    size_t ni = 0, at = 0;
+    for (size_t k = 0; k < np; k++) {
+        SEXP pk = VECTOR_ELT(parts, k);
+        if (fns[k]) {
+            size_t npc = (size_t) XLENGTH(gpucor_field(pk, "path"));
+            for (size_t c = 0; c < npc; c++) {
+                size_t a = ship_from(len[k], npc, c) * es;
+                it[ni++] = (gather_item) {fns[k][c], NULL, at + a,
+                                          ship_from(len[k], npc, c + 1) * es - a, 0, 0};
+            }
+        } else {
+            const char *src = (const char *) ship_data(pk);
+            for (size_t a = 0; a < len[k] * es; a += GATHER_PIECE)
+                it[ni++] = (gather_item) {NULL, src + a, at + a,
+                                          len[k] * es - a < GATHER_PIECE ? len[k] * es - a
+                                                                          : GATHER_PIECE, 0, 0};
+        }
+        at += len[k] * es;
+    }
+    SEXP ans = PROTECT(allocVector(t, (R_xlen_t) total));
+    char *v = (char *) ship_data(ans);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(ship_threads(threads, ni ? ni : 1))
+#endif
+    for (size_t k = 0; k < ni; k++) {
+        if (it[k].fn) it[k].bad = read_piece(it[k].fn, v + it[k].at, it[k].len, &it[k].err);
+        else memcpy(v + it[k].at, it[k].src, it[k].len);
+    }
+    for (size_t k = 0; k < ni; k++) piece_error(it[k].bad, it[k].err, it[k].fn);
     UNPROTECT(1);
     return ans;
 }

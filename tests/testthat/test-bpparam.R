@@ -508,6 +508,39 @@ test_that("a vector in pieces, one file and one thread each: written, read back,
   expect_error(.Call(gpucor:::C_gpucor_ship_write, "a", paths, 1L), "only double, integer and logical")
 })
 
+test_that("parts joined in place: vectors and records of files in any mix, randomized, and errors", {
+  info <- new_seed()
+  dir <- tempfile("gpucor-parts-")
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE))
+  gather <- function(parts, type = "double", th = 3L)
+    .Call(gpucor:::C_gpucor_ship_gather, parts, type, th)
+  for (rep in 1:20) {
+    type <- sample(c("double", "integer", "logical"), 1)
+    make <- switch(type, double = stats::rnorm, integer = function(k) sample(c(NA, 1:9), k, TRUE),
+                   logical = function(k) sample(c(NA, TRUE, FALSE), k, TRUE))
+    vs <- lapply(sample(c(0:3, 50:200), sample(1:6, 1), TRUE), make)
+    # each part in memory, or in 1 to 4 pieces of files
+    parts <- lapply(vs, function(v) {
+      if (runif(1) < 0.4) return(v)
+      gpucor:::.ship_write(v, tempfile(rep("p", sample(1:4, 1)), tmpdir = dir), 2L,
+                           "gpucor_stashed")
+    })
+    got <- gather(parts, type, sample(1:4, 1))
+    expect_identical(got, do.call(c, vs), label = paste(type, rep, info))
+  }
+  expect_identical(gather(list()), double())
+  # a piece gone or cut short, a part of another type: a clear error
+  v <- stats::rnorm(100)
+  rec <- gpucor:::.ship_write(v, tempfile(rep("p", 3), tmpdir = dir), 2L, "gpucor_stashed")
+  cat("x", file = rec$path[2], append = TRUE)
+  expect_error(gather(list(1, rec)), "is not the one another process of this call wrote")
+  rec <- gpucor:::.ship_write(v, tempfile(rep("p", 3), tmpdir = dir), 2L, "gpucor_stashed")
+  unlink(rec$path[3])
+  expect_error(gather(list(rec, 2)), "are the BiocParallel workers on another machine")
+  expect_error(gather(list(1, 2L)), "a part of another type")
+})
+
 test_that(".bp_ship() writes large double matrices of local workers only, and reads them back", {
   skip_if_not_installed("BiocParallel")
   x <- matrix(stats::rnorm(600), 30, dimnames = list(paste0("r", 1:30), NULL))
