@@ -542,7 +542,7 @@
 }
 
 .ship_read <- function(rec) {
-  out <- .Call(C_gpucor_ship_read, rec$path, as.double(rec$length), rec$type, .threads())
+  out <- .Call(C_gpucor_ship_gather, list(rec), rec$type, .threads())
   attributes(out) <- rec$attributes
   out
 }

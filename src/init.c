@@ -12,7 +12,6 @@ SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts, SEXP file);
 SEXP gpucor_hdf5_available(void);
 SEXP gpucor_hdf5_virtual(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP gpucor_ship_write(SEXP x, SEXP paths, SEXP threads);
-SEXP gpucor_ship_read(SEXP paths, SEXP len, SEXP type, SEXP threads);
 SEXP gpucor_ship_gather(SEXP parts, SEXP type, SEXP threads);
 SEXP gpucor_sparse_cor(SEXP colptr, SEXP rowind, SEXP val, SEXP nrow, SEXP spearman,
                        SEXP opts);
@@ -67,7 +66,6 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_hdf5_available, 0),
     CALLDEF(gpucor_hdf5_virtual, 7),
     CALLDEF(gpucor_ship_write, 3),
-    CALLDEF(gpucor_ship_read, 4),
     CALLDEF(gpucor_ship_gather, 3),
     CALLDEF(gpucor_sparse_cor, 6),
     CALLDEF(gpucor_dist, 5),

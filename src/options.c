@@ -52,13 +52,13 @@ void gpucor_opts(SEXP list, gc_opts *o)
     if (TYPEOF(dev) != INTSXP || nd < 1 || nd > (R_xlen_t) (sizeof o->devices / sizeof o->devices[0]))
         error("internal error: invalid engine option 'devices'");
     o->ndevices = INTEGER(dev)[0] < 0 ? 0 : (int) nd;
-    SEXP fun = field(list, "fun");
-    if (TYPEOF(fun) == STRSXP && XLENGTH(fun) == 1)
-        snprintf(o->fun, sizeof o->fun, "%s", CHAR(STRING_ELT(fun, 0)));
     for (int k = 0; k < o->ndevices; k++) {
         if (INTEGER(dev)[k] < 0) error("internal error: invalid GPU ordinal");
         o->devices[k] = INTEGER(dev)[k];
     }
+    SEXP fun = field(list, "fun");
+    if (TYPEOF(fun) == STRSXP && XLENGTH(fun) == 1)
+        snprintf(o->fun, sizeof o->fun, "%s", CHAR(STRING_ELT(fun, 0)));
 }
 
 size_t gpucor_ranges(SEXP list, const double **r)

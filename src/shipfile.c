@@ -4,8 +4,8 @@
  * for all of them instead of once a job through BiocParallel's sockets,
  * and how a worker's large result comes back (R/blocks.R, .bp_ship() and
  * .bp_stash(); gpu_dist()'s parts are read straight into the joined
- * vector, gpucor_ship_gather).  The vector is cut into as many equal pieces as there are
- * file names, each written or read by a thread of its own (one thread
+ * vector).  The vector is cut into as many equal pieces as there are file
+ * names, each written or read by a thread of its own (one thread
  * writing the page cache of a fresh file runs at about 1 GB/s).  Native
  * byte order, no header: the files live only for the call, on the machine
  * that wrote them.
@@ -147,32 +147,10 @@ static size_t ship_len(SEXP len)
     return (size_t) dn;
 }
 
-/* The len values of the files 'paths' (pieces as written), a new vector
- * of R's type 'type' (the name, as typeof() gives it). */
-SEXP gpucor_ship_read(SEXP paths, SEXP len, SEXP type, SEXP threads)
-{
-    SEXPTYPE t = ship_type(type);
-    size_t es = ship_size(t), n = ship_len(len);
-    const char **fn = ship_paths(paths);
-    size_t np = (size_t) XLENGTH(paths);
-    SEXP ans = PROTECT(allocVector(t, (R_xlen_t) n));   /* before the files open */
-    char *v = (char *) ship_data(ans);
-    int *bad = (int *) R_alloc(np, sizeof(int)), *err = (int *) R_alloc(np, sizeof(int));
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(ship_threads(threads, np))
-#endif
-    for (size_t k = 0; k < np; k++) {
-        size_t at = ship_from(n, np, k) * es, want = ship_from(n, np, k + 1) * es - at;
-        bad[k] = read_piece(fn[k], v + at, want, &err[k]);
-    }
-    for (size_t k = 0; k < np; k++) piece_error(bad[k], err[k], fn[k]);
-    UNPROTECT(1);
-    return ans;
-}
-
 /* One vector of R's type 'type' joined from 'parts', in order: each a
  * vector of that type, or a record of files (a list with 'path' and
- * 'length', as .ship_write() makes) read straight into its place -- the
+ * 'length', as .ship_write() makes) read straight into its place -- one
+ * record alone reads a shipped vector back (.ship_read()); several, the
  * join of a result the workers returned in parts without a copy of each
  * part first (R's unlist() copies a value at a time).  The threads share
  * the pieces of the files and 64 MiB pieces of the vectors. */
@@ -181,23 +159,25 @@ typedef struct { const char *fn; const char *src; size_t at, len; int bad, err; 
 
 SEXP gpucor_ship_gather(SEXP parts, SEXP type, SEXP threads)
 {
+    if (TYPEOF(parts) != VECSXP) error("internal error: invalid parts");
     SEXPTYPE t = ship_type(type);
     size_t es = ship_size(t), np = (size_t) XLENGTH(parts), total = 0, nitems = 0;
-    if (TYPEOF(parts) != VECSXP) error("internal error: invalid parts");
+    /* each part's length and its files (none: in memory) */
     size_t *len = (size_t *) R_alloc(np + 1, sizeof(size_t));
+    size_t *nf = (size_t *) R_alloc(np + 1, sizeof(size_t));
     const char ***fns = (const char ***) R_alloc(np + 1, sizeof(char **));
-    /* each part's length and pieces */
     for (size_t k = 0; k < np; k++) {
         SEXP pk = VECTOR_ELT(parts, k);
-        fns[k] = NULL;
         if (TYPEOF(pk) == VECSXP) {
-            SEXP path = PROTECT(gpucor_field(pk, "path"));
+            SEXP path = gpucor_field(pk, "path");
             fns[k] = ship_paths(path);
+            nf[k] = (size_t) XLENGTH(path);
             len[k] = ship_len(gpucor_field(pk, "length"));
-            nitems += (size_t) XLENGTH(path);
-            UNPROTECT(1);
+            nitems += nf[k];
         } else {
             if (TYPEOF(pk) != t) error("internal error: a part of another type");
+            fns[k] = NULL;
+            nf[k] = 0;
             len[k] = (size_t) XLENGTH(pk);
             nitems += (len[k] * es + GATHER_PIECE - 1) / GATHER_PIECE;
         }
@@ -207,22 +187,20 @@ SEXP gpucor_ship_gather(SEXP parts, SEXP type, SEXP threads)
     gather_item *it = (gather_item *) R_alloc(nitems + 1, sizeof(gather_item));
     size_t ni = 0, at = 0;
     for (size_t k = 0; k < np; k++) {
-        SEXP pk = VECTOR_ELT(parts, k);
-        if (fns[k]) {
-            size_t npc = (size_t) XLENGTH(gpucor_field(pk, "path"));
-            for (size_t c = 0; c < npc; c++) {
-                size_t a = ship_from(len[k], npc, c) * es;
-                it[ni++] = (gather_item) {fns[k][c], NULL, at + a,
-                                          ship_from(len[k], npc, c + 1) * es - a, 0, 0};
-            }
-        } else {
-            const char *src = (const char *) ship_data(pk);
-            for (size_t a = 0; a < len[k] * es; a += GATHER_PIECE)
-                it[ni++] = (gather_item) {NULL, src + a, at + a,
-                                          len[k] * es - a < GATHER_PIECE ? len[k] * es - a
-                                                                          : GATHER_PIECE, 0, 0};
+        size_t bytes = len[k] * es;
+        for (size_t c = 0; c < nf[k]; c++) {   /* the pieces as written */
+            size_t a = ship_from(len[k], nf[k], c) * es;
+            it[ni++] = (gather_item) {fns[k][c], NULL, at + a,
+                                      ship_from(len[k], nf[k], c + 1) * es - a, 0, 0};
         }
-        at += len[k] * es;
+        if (!fns[k]) {
+            const char *src = (const char *) ship_data(VECTOR_ELT(parts, k));
+            for (size_t a = 0; a < bytes; a += GATHER_PIECE)
+                it[ni++] = (gather_item) {NULL, src + a, at + a,
+                                          bytes - a < GATHER_PIECE ? bytes - a : GATHER_PIECE,
+                                          0, 0};
+        }
+        at += bytes;
     }
     SEXP ans = PROTECT(allocVector(t, (R_xlen_t) total));
     char *v = (char *) ship_data(ans);

@@ -484,7 +484,8 @@ test_that("a vector in pieces, one file and one thread each: written, read back,
     list(ok = .Call(gpucor:::C_gpucor_ship_write, v, paths, th), paths = paths)
   }
   read <- function(w, v, th)
-    .Call(gpucor:::C_gpucor_ship_read, w$paths, as.double(length(v)), typeof(v), th)
+    .Call(gpucor:::C_gpucor_ship_gather, list(list(path = w$paths, length = length(v))),
+          typeof(v), th)
   for (v in list(stats::rnorm(1000), c(NA, 1:10), c(TRUE, NA, FALSE), double(), 3))
     for (np in c(1, 2, 7)) for (th in c(1L, 3L)) {
       w <- write(v, np, th)
