@@ -8,7 +8,7 @@
 #                          [devices] [profile] [edges|paths|hclust|wgcna]
 #                          [dist-blocks] [hdf5] [hdf5-peer] [bp|bp-<part>]
 #                          [<file>-tests] [sanitize-<file>] [dist-file]
-#                          [sanitize-dist-file]
+#                          [sanitize-dist-file] [property] [classes32]
 #   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all;
 #   compare times the GPU cases of bench/compare_case.R with the build of
 #   .bench-base/ -- a carried copy of the code before the change, made with
@@ -266,6 +266,13 @@ copyout)
   # (no R; NOBUILD=1 skips the package build). COPYOUT: GB threads panel-MiB chunk-KiB...
   nvcc -O2 -arch=sm_90 -Xcompiler -fopenmp,-mavx2 -o /tmp/copyout bench/copyout.cu &&
     /tmp/copyout ${COPYOUT:-3.2 16 64 256 1024 4096} 2>&1 | tee -a "$OUT/copyout.log" ;;
+property)
+  # the randomized property test on both engines (bench/property.R):
+  # PROP_SCALE cases (1 = CI's), one block per seed in PROP_SEEDS
+  Rscript bench/property.R ${PROP_SCALE:-1} ${PROP_SEEDS:-1} 2>&1 | tee "$OUT/property.log" | tail -60 ;;
+classes32)
+  # issue 32's four GPU failure classes against stats (bench/classes32.R)
+  Rscript bench/classes32.R gpu ${CLASSES_N:-200} 2>&1 | tee "$OUT/classes32.log" | tail -12 ;;
 smoke)
   Rscript bench/na_smoke.R 2>&1 | tee "$OUT/smoke.log" | tail -70 ;;
 bench|bench-*)

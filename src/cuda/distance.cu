@@ -51,7 +51,7 @@ template <> __device__ inline float big<float>(void) { return FLT_MAX; }
     T d = (x) - (y);                                                          \
     if (NA && isnan(d)) return;
 
-template <typename T> struct acc_t { T s; int n; int k; };
+template <typename T> struct acc_t { T s; int n; int k; T m; };
 
 /* sum rescaled by nc / n, as stats does when coordinates were skipped */
 template <typename T>
@@ -140,6 +140,36 @@ template <typename T> struct op_minkowski {
         return (s == 1 || s == 0) ? s : pow(s, 1.0 / p);
     }
     __device__ static bool suspect(const acc_t<T> &a) { return a.s < (T) SUM_TOO_SMALL; }
+};
+/* Single precision's double arithmetic for Euclidean (p = 2) and
+ * Minkowski: the fix-up of the pairs whose float sum may have underflowed,
+ * and data beyond float's range.  The sum of the p-th powers of the
+ * differences divided by the largest one so far (m), as LAPACK's dnrm2
+ * keeps its scaled sum of squares: no term overflows or underflows where
+ * the distance itself fits a double.  (Without it a difference of 1e-8
+ * units of the scaled data is 0 at p = 64 even in double, and the
+ * distance 0 where stats' is 3.) */
+template <typename T> struct op_minkowski_scaled {
+    static const bool every_coordinate_counts = true;
+    __device__ static void init(acc_t<T> &a) { a.s = 0; a.n = 0; a.m = 0; }
+    __device__ static T power_of(T r, T p) { return p == 2 ? r * r : pow(r, p); }
+    template <bool NA> __device__ static void add(acc_t<T> &a, T x, T y, T p) {
+        SKIP_NA(x, y, d)
+        T e = fabs(d);
+        if (e > a.m) {
+            /* the new largest: the sum so far in its units, plus 1 */
+            a.s = (a.m > 0 ? a.s * power_of(a.m / e, p) : 0) + 1;
+            a.m = e;
+        } else if (e > 0) {
+            a.s += power_of(e / a.m, p);
+        }
+        a.n++;
+    }
+    __device__ static double finish(const acc_t<T> &a, int nc, double p) {
+        if (a.m == 0 || isinf((double) a.m)) return a.m;
+        return a.m * pow(rescaled(a, nc), 1.0 / p);
+    }
+    __device__ static bool suspect(const acc_t<T> &) { return false; }
 };
 /* binary: n = coordinates where either is nonzero, k = where exactly one
  * is, s = coordinates used at all (stats' 'total') */
@@ -303,6 +333,8 @@ struct dist_ctx {
     size_t n, w;
     int p, method, na;
     int fix;           /* single precision with a sum that may underflow */
+    int scaled;        /* single precision's data beyond float's range, in
+                          double: Euclidean and Minkowski scaled (op_minkowski_scaled) */
     int *flag;         /* device: a pair of this panel was marked */
     void *buf;         /* the panel: (n - j0) x w of the output type */
     int whole;         /* panels of whole columns (a selecting sink) */
@@ -328,8 +360,9 @@ static void launch_tile(const dist_ctx<S> *c, size_t j0, size_t j1, int mode,
 }
 
 /* Double: the stats arithmetic.  Single: float sums (marked where they may
- * have underflowed), then the fix-up of the marked pairs in double. */
-template <typename S, template <typename> class OP>
+ * have underflowed), then the fix-up of the marked pairs in double with
+ * the op FIX. */
+template <typename S, template <typename> class OP, template <typename> class FIX = OP>
 static int launch(const dist_ctx<S> *c, size_t j0, size_t j1, void *out,
                   cudaStream_t st, char *msg, size_t msgcap)
 {
@@ -342,7 +375,7 @@ static int launch(const dist_ctx<S> *c, size_t j0, size_t j1, void *out,
                                         (float *) out, st);
         if (c->fix) {
             LAUNCHED("dist_tile");
-            launch_tile<S, double, OP<double>, float>(c, j0, j1, TILE_FIX, (float *) out, st);
+            launch_tile<S, double, FIX<double>, float>(c, j0, j1, TILE_FIX, (float *) out, st);
         }
     }
     LAUNCHED("dist_tile");
@@ -358,12 +391,20 @@ static int produce(void *vctx, size_t j0, size_t j1, gc_tile *t,
     int status = GPUCOR_OK;
     void *dout = c->buf;
     switch (c->method) {
-    case DIST_EUCLIDEAN: status = launch<S, op_euclidean>(c, j0, j1, dout, st, msg, msgcap); break;
+    case DIST_EUCLIDEAN:
+        status = c->scaled ? launch<S, op_minkowski_scaled>(c, j0, j1, dout, st, msg, msgcap)
+                           : launch<S, op_euclidean, op_minkowski_scaled>(c, j0, j1, dout, st,
+                                                                          msg, msgcap);
+        break;
     case DIST_MAXIMUM:   status = launch<S, op_maximum>(c, j0, j1, dout, st, msg, msgcap); break;
     case DIST_MANHATTAN: status = launch<S, op_manhattan>(c, j0, j1, dout, st, msg, msgcap); break;
     case DIST_CANBERRA:  status = launch<S, op_canberra>(c, j0, j1, dout, st, msg, msgcap); break;
     case DIST_BINARY:    status = launch<S, op_binary>(c, j0, j1, dout, st, msg, msgcap); break;
-    default:             status = launch<S, op_minkowski>(c, j0, j1, dout, st, msg, msgcap); break;
+    default:
+        status = c->scaled ? launch<S, op_minkowski_scaled>(c, j0, j1, dout, st, msg, msgcap)
+                           : launch<S, op_minkowski, op_minkowski_scaled>(c, j0, j1, dout, st,
+                                                                          msg, msgcap);
+        break;
     }
     /* rows j0 .. n - 1: a dist's pairs i > j; or whole columns */
     gc_cuda_panel_tile(c->whole ? 0 : j0, c->n, j0, j1, c->buf, sizeof(S) == sizeof(float),
@@ -461,7 +502,8 @@ static int run(const gpu_dist_args *pb, const gc_sink *sink, gc_host *host,
     }
     /* binary's warning about non-finite values is decided by the caller */
     {
-        double power = pb->power;
+        /* Euclidean's p is 2 for op_minkowski_scaled (op_euclidean ignores it) */
+        double power = pb->method == DIST_EUCLIDEAN ? 2 : pb->power;
         if (pb->method == DIST_CANBERRA) {
             power = single ? ldexp(DBL_MIN, -E) : DBL_MIN;
             if (single && power < FLT_MIN) power = 0;
@@ -481,13 +523,14 @@ static int run(const gpu_dist_args *pb, const gc_sink *sink, gc_host *host,
         DALLOC(buf, n * pl.w * osz, "panel");
         if (single) {
             int fix = pb->method == DIST_EUCLIDEAN || pb->method == DIST_MINKOWSKI;
-            dist_ctx<float> c = {fx, n, pl.w, (int) pb->p, pb->method, hflag != 0, fix,
+            dist_ctx<float> c = {fx, n, pl.w, (int) pb->p, pb->method, hflag != 0, fix, 0,
                                  flag + 1, buf, whole, scales ? ldexp(1.0, E) : 1.0, power};
             status = gc_cuda_run(produce<float>, &c, &pl, 1, sink, host, gc, msg,
                                  msgcap);
         } else {
+            /* single precision asked for, its data beyond float's range */
             dist_ctx<double> c = {dx, n, pl.w, (int) pb->p, pb->method, hflag != 0, 0,
-                                  flag + 1, buf, whole, 1.0, power};
+                                  pb->single, flag + 1, buf, whole, 1.0, power};
             status = gc_cuda_run(produce<double>, &c, &pl, 0, sink, host, gc, msg,
                                  msgcap);
         }

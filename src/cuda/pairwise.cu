@@ -9,11 +9,21 @@
  * shared rows, then centred sums.  Not the masked-GEMM shortcut (sums of
  * x, x^2 and xy over indicator matrices): that is sum(x^2) - n mean^2 per
  * pair, which cancels.  Each pair is first shifted by its first shared
- * value, so a column that is constant on a pair's shared rows gives a sum
- * of squares of exactly 0 and stats' NA, not rounding noise; columns are
- * also shifted by their mean and scaled by a power of two beforehand, so
- * 1e8 offsets keep their digits and values near 1e200 do not overflow
- * without long double.
+ * value -- exact for values near an offset (Sterbenz) -- so 1e8 offsets
+ * keep their digits and a column constant on a pair's shared rows gives a
+ * sum of squares of exactly 0 and stats' NA, not rounding noise.
+ *
+ * Nothing is done to a column as a whole but a scale by a power of two
+ * (exact), so that values near 1e300 or subnormal ones neither overflow
+ * nor underflow in the sums: what a pair sees depends on its shared rows
+ * only.  (Centring each column by its mean first, as this file once did,
+ * rounded a column's small values against its large ones -- a constant
+ * -1e8 beside N(0, 1) values, scales from 1e-15 to 1e15 in one item of a
+ * distance -- and the pairs that did not share the large ones came out
+ * wrong, or constant.)  Both precisions compute in double and round the
+ * result: float cannot hold a column's values at once for every pair
+ * (1e8 + N(0, 1), or 1e8 beside 1), and this path is bound by its
+ * per-pair arithmetic, not by memory.
  *
  * Spearman: stats re-ranks every pair on its shared rows.  One block per
  * pair walks each column in its presorted order (rank.cu), counts with a
@@ -26,24 +36,16 @@
 #include <string.h>
 #include "paths.cuh"
 
-/* ---- columns shifted by their mean, scaled by a power of two, as T */
+/* ---- columns scaled by a power of two: the largest finite |value| in [1, 2) */
 
-template <typename T>
-__global__ static void shift_scale(const double *a, size_t m, int center, T *z)
+__global__ static void scale_cols(const double *a, size_t m, double *z)
 {
     __shared__ double sh[32];
     const double *col = a + blockIdx.x * m;
-    T *zc = z + blockIdx.x * m;
-    double s = 0, n = 0;
-    for (size_t k = threadIdx.x; k < m; k += blockDim.x)
-        if (!isnan(col[k])) { s += col[k]; n += 1; }
-    s = block_sum(s, sh);
-    n = block_sum(n, sh);
-    double mean = center && n > 0 ? s / n : 0;
-    if (!isfinite(mean)) mean = 0;       /* Inf in the column: left as is */
+    double *zc = z + blockIdx.x * m;
     double amax = 0;
     for (size_t k = threadIdx.x; k < m; k += blockDim.x) {
-        double d = fabs(col[k] - mean);
+        double d = fabs(col[k]);
         if (isfinite(d) && d > amax) amax = d;
     }
     for (int o = 16; o > 0; o >>= 1) amax = fmax(amax, __shfl_down_sync(0xffffffffu, amax, o));
@@ -53,7 +55,7 @@ __global__ static void shift_scale(const double *a, size_t m, int center, T *z)
     for (int w = 0; w < (int) (blockDim.x >> 5); w++) amax = fmax(amax, sh[w]);
     int e = amax > 0 ? ilogb(amax) : 0;
     for (size_t k = threadIdx.x; k < m; k += blockDim.x)
-        zc[k] = (T) ldexp(col[k] - mean, -e);
+        zc[k] = ldexp(col[k], -e);
 }
 
 /* ---- Pearson / cosine: the tiled two-pass kernel */
@@ -61,30 +63,29 @@ __global__ static void shift_scale(const double *a, size_t m, int center, T *z)
 #define PT 32   /* pairs per tile side: 2 x 2 per thread keeps the 7 sums per pair in registers */
 #define PK 32   /* observations per stage: one 256-byte run of a column per warp */
 
-template <typename T>
-__device__ static void stage(const T *x, size_t m, size_t ncol, size_t c0,
-                             size_t k0, T (*s)[PT + 1])
+__device__ static void stage(const double *x, size_t m, size_t ncol, size_t c0,
+                             size_t k0, double (*s)[PT + 1])
 {
 #pragma unroll
     for (int e = 0; e < PT * PK / 256; e++) {
         int idx = threadIdx.x + 256 * e, c = idx / PK, kk = idx % PK;
         size_t col = c0 + c, k = k0 + kk;
-        s[kk][c] = (col < ncol && k < m) ? x[k + col * m] : (T) NAN;
+        s[kk][c] = (col < ncol && k < m) ? x[k + col * m] : NAN;
     }
 }
 
 template <typename T, bool CENTER>
 __global__ static void __launch_bounds__(256)
-pearson_pairs(const T *x, const T *y, dev_problem d, size_t j0, size_t j1,
+pearson_pairs(const double *x, const double *y, dev_problem d, size_t j0, size_t j1,
               T *out, int *sd0)
 {
-    __shared__ T sa[PK][PT + 1], sb[PK][PT + 1];
+    __shared__ double sa[PK][PT + 1], sb[PK][PT + 1];
     size_t ib = blockIdx.x * (size_t) PT, jb = j0 + blockIdx.y * (size_t) PT;
     if (d.tri && ib + PT - 1 <= jb) return;   /* no pair i > j in this tile */
     int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
     size_t m = d.m;
     int n[2][2];
-    T shx[2][2], shy[2][2], sx[2][2], sy[2][2], sxx[2][2], syy[2][2], sxy[2][2];
+    double shx[2][2], shy[2][2], sx[2][2], sy[2][2], sxx[2][2], syy[2][2], sxy[2][2];
 #pragma unroll
     for (int a = 0; a < 2; a++)
 #pragma unroll
@@ -102,8 +103,8 @@ pearson_pairs(const T *x, const T *y, dev_problem d, size_t j0, size_t j1,
 #pragma unroll
                 for (int b = 0; b < 2; b++)
                     if (n[a][b] > 0) {
-                        sx[a][b] /= (T) n[a][b];
-                        sy[a][b] /= (T) n[a][b];
+                        sx[a][b] /= n[a][b];
+                        sy[a][b] /= n[a][b];
                     }
         }
         for (size_t k0 = 0; k0 < m; k0 += PK) {
@@ -112,14 +113,14 @@ pearson_pairs(const T *x, const T *y, dev_problem d, size_t j0, size_t j1,
             __syncthreads();
 #pragma unroll 4
             for (int kk = 0; kk < PK; kk++) {
-                T av[2] = {sa[kk][tx], sa[kk][tx + 16]};
-                T bv[2] = {sb[kk][ty], sb[kk][ty + 16]};
+                double av[2] = {sa[kk][tx], sa[kk][tx + 16]};
+                double bv[2] = {sb[kk][ty], sb[kk][ty + 16]};
 #pragma unroll
                 for (int a = 0; a < 2; a++)
 #pragma unroll
                     for (int b = 0; b < 2; b++) {
                         if (isnan(av[a]) || isnan(bv[b])) continue;
-                        T dx = av[a], dy = bv[b];
+                        double dx = av[a], dy = bv[b];
                         if (pass == 0) {
                             if (n[a][b] == 0) { shx[a][b] = dx; shy[a][b] = dy; }
                             n[a][b]++;
@@ -152,8 +153,8 @@ pearson_pairs(const T *x, const T *y, dev_problem d, size_t j0, size_t j1,
             bool few = n[a][b] < (CENTER ? 2 : 1);
             bool zero = !few && (sxx[a][b] == 0 || syy[a][b] == 0);
             if (zero && counted(d, i, j)) *sd0 = 1;
-            T r = sxy[a][b] / (sqrt(sxx[a][b]) * sqrt(syy[a][b]));
-            put_value(out, d, j0, i, j, r, few || zero);
+            double r = sxy[a][b] / (sqrt(sxx[a][b]) * sqrt(syy[a][b]));
+            put_value(out, d, j0, i, j, (T) r, few || zero);
         }
 }
 
@@ -254,7 +255,7 @@ struct pw_ctx {
     dev_problem *d;
     gc_plan pl;
     T *buf;                  /* the panel: v x w */
-    const T *zx, *zy;                 /* Pearson / cosine */
+    const double *zx, *zy;            /* Pearson / cosine: scaled columns */
     sorted_cols sx, sy;               /* Spearman */
     int *scratch, in_shared;
     size_t smem, blocks;
@@ -297,7 +298,7 @@ int gpucor_pairwise(dev_problem *d, char *msg, size_t msgcap)
 {
     int status = GPUCOR_OK;
     cudaStream_t st = d->gc->st;
-    T *zx = NULL, *zy = NULL;
+    double *zx = NULL, *zy = NULL;
     int *ordx = NULL, *ordy = NULL, *scratch = NULL, *dsd0 = NULL;
     size_t m = d->m, v = d->v, q = d->q, used = 0;
     int spearman = d->method == COR_SPEARMAN && !d->cosine;
@@ -346,17 +347,17 @@ int gpucor_pairwise(dev_problem *d, char *msg, size_t msgcap)
         }
         c.scratch = scratch;
     } else {
-        DALLOC(zx, m * v * sizeof(T), "shifted columns");
-        shift_scale<T><<<(unsigned) v, 256, 0, st>>>(d->x, m, !d->cosine, zx);
-        LAUNCHED("shift_scale");
+        DALLOC(zx, m * v * sizeof(double), "scaled columns");
+        scale_cols<<<(unsigned) v, 256, 0, st>>>(d->x, m, zx);
+        LAUNCHED("scale_cols");
         c.zx = c.zy = zx;
         if (!d->symmetric) {
-            DALLOC(zy, m * q * sizeof(T), "shifted columns");
-            shift_scale<T><<<(unsigned) q, 256, 0, st>>>(d->y, m, !d->cosine, zy);
-            LAUNCHED("shift_scale");
+            DALLOC(zy, m * q * sizeof(double), "scaled columns");
+            scale_cols<<<(unsigned) q, 256, 0, st>>>(d->y, m, zy);
+            LAUNCHED("scale_cols");
             c.zy = zy;
         }
-        used = m * (v + (d->symmetric ? 0 : q)) * sizeof(T);
+        used = m * (v + (d->symmetric ? 0 : q)) * sizeof(double);
     }
     DALLOC(dsd0, sizeof(int), "flag");
     CU(cudaMemsetAsync(dsd0, 0, sizeof(int), st));

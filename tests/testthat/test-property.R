@@ -1,13 +1,27 @@
-# A randomized property test (issue 8): random shapes that cross every tile
-# and panel boundary of both engines (CPU tiles of 32, 64 and 128, and
-# forced as small as one pair; GPU tiles of 32 and 64 and panels forced as
-# narrow as one column), filled with every
-# content class below, for every method and 'use' mode, against stats::cor
-# and stats::dist: values, NA/NaN pattern, dimnames and attributes,
-# warnings and errors.  Each test draws one seed, printed on failure
-# (GPUCOR_TEST_SEED=<n> replays the whole block); each case names its
-# number, shape, content and call.  Where a GPU is usable every case also
-# runs on it (backend = "gpu"), and a third of them in single precision.
+# A randomized property test (issues 8 and 32): random shapes that cross
+# every tile and panel boundary of both engines (CPU tiles of 32, 64 and
+# 128, and forced as small as one pair; GPU tiles of 32 and 64 and panels
+# forced as narrow as one column), filled with random contents, for every
+# method and 'use' mode, against stats::cor and stats::dist: values, NA/NaN
+# pattern, dimnames and attributes, warnings and errors.
+#
+# A content is a base (Gaussian, small-integer ties, a large offset, deep
+# subnormal, 2^1000, near-duplicate rows, near-duplicate columns, columns on
+# scales from 1e-15 to 1e15) with any of four modifiers on top (NA cells, a
+# whole NA column, NA/NaN/Inf cells, constant columns and rows), in a matrix,
+# a data frame or (small integers) an integer matrix.  Issue 32's GPU
+# failures were all such combinations -- constant columns with NA, subnormal
+# with an NA column, Inf with near-duplicates -- which the first version of
+# this test never drew: each content was one class alone, and Minkowski's p
+# was never above 3.
+#
+# Every case draws its input from a seed of its own, whatever the machine
+# (the GPU's extra runs draw nothing), so the same seed gives the same cases
+# on the CPU here and on the GPU machine, and a failure names its case seed:
+# prop_cor_draw(<case seed>) / prop_dist_draw(<case seed>) give the input
+# back.  GPUCOR_TEST_SEED=<n> replays a whole block.  Where a GPU is usable
+# every case also runs on it (backend = "gpu"), and a third of them (drawn
+# on every machine) in single precision too.
 #
 # Extreme scales are compared as REFERENCES.md says: stats' own arithmetic
 # under- or overflows there, so values come from stats on the data rescaled
@@ -18,8 +32,15 @@
 
 prop_scale <- as.numeric(Sys.getenv("GPUCOR_PROPERTY_CASES", "1"))
 
-prop_contents <- c("gauss", "ties", "na", "nonfinite", "constant", "offset",
-                   "tiny", "huge", "near_dup")
+prop_bases <- c("gauss", "ties", "offset", "tiny", "huge", "near_dup",
+                "dup_cols", "mixed")
+prop_mods <- c("na", "nacol", "nonfinite", "constant")
+
+# A content: a base and the modifiers drawn on top of it.
+prop_content <- function() {
+  base <- sample(prop_bases, 1)
+  c(base, prop_mods[stats::runif(length(prop_mods)) < c(0.3, 0.15, 0.2, 0.3)])
+}
 
 # Deep subnormal (small integers times 2^-1074) and huge (2^1000) data are
 # exact multiples of a power of two: these undo the scale exactly.
@@ -36,31 +57,49 @@ pow2 <- function(a, k) {
 }
 
 prop_matrix <- function(n, p, content) {
+  base <- content[1]
+  has <- function(m) m %in% content[-1]
   x <- matrix(stats::rnorm(n * p), n, p)
   len <- n * p
   if (len == 0) return(x)
-  switch(content,
+  switch(base,
     ties = x[] <- sample(-2:2, len, replace = TRUE),
-    na = {
-      x[sample.int(len, max(1, round(stats::runif(1, 0.05, 0.4) * len)))] <- NA
-      if (p > 1 && stats::runif(1) < 0.3) x[, sample.int(p, 1)] <- NA
+    near_dup = {     # rows that differ by 1e-6 on a base of 1 or 1e8
+      b <- sample(c(1, 1e8), 1) + stats::rnorm(p)
+      x <- t(b + matrix(stats::rnorm(len) * 1e-6, p, n))
     },
-    nonfinite = {
-      k <- max(1, round(0.06 * len))
-      x[sample.int(len, k)] <- sample(c(NA, NaN, Inf, -Inf), k, replace = TRUE)
+    dup_cols = {     # columns that differ by 1e-9 of their spread
+      x <- sample(c(0, 1e3), 1) + x[, 1] + x * 1e-9
     },
-    constant = {
-      v <- sample(c(0, 2.5, -1e8), 1)
-      x[, sample.int(p, min(p, sample(1:3, 1)))] <- v   # constant variables (cor)
-      x[sample.int(n, min(n, sample(1:3, 1))), ] <- v   # constant rows (dist)
-    },
+    mixed = x <- sweep(x, 2, 10^sample(-15:15, p, replace = TRUE), "*"))
+  if (has("constant")) {
+    # constant variables (cor) and constant items (dist); a value that the
+    # scale of tiny and huge data keeps finite and nonzero
+    v <- sample(if (base %in% c("tiny", "huge")) c(0, 2.5, -3) else c(0, 2.5, -1e8), 1)
+    x[, sample.int(p, min(p, sample(1:3, 1)))] <- v
+    x[sample.int(n, min(n, sample(1:3, 1))), ] <- v
+  }
+  switch(base,
     offset = x <- sample(c(1e8, -1e6, 1e12), 1) + x,
     tiny = x[] <- round(x * 200) * 2^-1074,
-    huge = x <- x * 2^1000,
-    near_dup = {
-      base <- sample(c(1, 1e8), 1) + stats::rnorm(p)
-      x <- t(base + matrix(stats::rnorm(len) * 1e-6, p, n))
-    })
+    huge = x <- x * 2^1000)
+  if (has("na"))
+    x[sample.int(len, max(1, round(stats::runif(1, 0.05, 0.4) * len)))] <- NA
+  if (has("nacol")) x[, sample.int(p, 1)] <- NA
+  if (has("nonfinite")) {
+    k <- max(1, round(0.06 * len))
+    x[sample.int(len, k)] <- sample(c(NA, NaN, Inf, -Inf), k, replace = TRUE)
+  }
+  x
+}
+
+# The container a case hands over: the matrix, a data frame of its columns,
+# or (small integers and NA only) an integer matrix.
+prop_container <- function(x, content) {
+  kind <- sample(c("matrix", "data.frame", "integer"), 1, prob = c(0.7, 0.2, 0.1))
+  if (kind == "data.frame") return(as.data.frame(x))
+  if (kind == "integer" && all(is.na(x) | (is.finite(x) & x == round(x) & abs(x) < 1e9)) &&
+      !any(is.nan(x))) storage.mode(x) <- "integer"
   x
 }
 
@@ -69,40 +108,97 @@ prop_matrix <- function(n, p, content) {
 prop_slab <- function() sample(c(0, 1, 2, 5, 13, 33, 64), 1)
 prop_tile <- function() sample(c(0, 1, 2, 3, 5, 17, 33), 1)
 
+# The backends that run every case, and the one that also runs single
+# precision (NULL without a GPU).
 prop_backends <- function() {
   b <- test_backends()
   if ("gpu" %in% b) list(c("cpu", "gpu"), "gpu") else list("cpu", NULL)
 }
 
-# Each column minus its first observed value: exact for data near an
-# offset (Sterbenz), and correlations do not change under a shift.
+# One seed per case, from the block's seed: the cases of a block are the
+# same on every machine.
+prop_case_seeds <- function(ncases) sample.int(.Machine$integer.max, ncases)
+
+# Each column minus its first finite value: exact for data near an offset
+# (Sterbenz), and correlations do not change under a shift.
 shift_cols <- function(a) {
   if (is.null(a) || !length(a)) return(a)
-  first <- apply(a, 2, function(v) { o <- v[!is.na(v)]; if (length(o)) o[1] else 0 })
+  first <- apply(a, 2, function(v) { o <- v[is.finite(v)]; if (length(o)) o[1] else 0 })
   sweep(a, 2, first)
 }
 
+as_num_matrix <- function(a) if (is.null(a)) NULL else { a <- as.matrix(a); storage.mode(a) <- "double"; a }
+
+# Minkowski (and Euclidean) distances between the rows of x without
+# over- or underflow: each pair's differences scaled by their largest, with
+# stats' rule for NA (skip, rescale by ncol / used, NA when none is left).
+# Single precision promises these values, not stats' double arithmetic on
+# p-th powers (which gives 0 for differences of 1e-8 at p = 64).
+scaled_minkowski <- function(x, p) {
+  n <- nrow(x)
+  out <- numeric(0)
+  for (j in seq_len(max(0L, n - 1L))) for (i in (j + 1L):n) {
+    d <- abs(x[i, ] - x[j, ])
+    d <- d[!is.na(d)]
+    m <- if (length(d)) max(d) else NA
+    out <- c(out, if (!length(d)) NA else if (m == 0 || m == Inf) m else
+      m * (sum((d / m)^p) * ncol(x) / length(d))^(1 / p))
+  }
+  out
+}
+
+prop_cor_ns <- c(0, 1, 2, 3, 4, 5, 8, 9, 16, 17, 31, 32, 33, 64, 65)
+prop_cor_ps <- c(0, 1, 2, 3, 7, 31, 32, 33, 63, 64, 65, 127, 128, 129)
+
+# The input and call of one gpu_cor case, from its seed.
+prop_cor_draw <- function(seed) {
+  set.seed(seed)
+  method <- sample(cor_methods, 1)
+  use <- sample(cor_uses, 1)
+  content <- prop_content()
+  n <- sample(prop_cor_ns, 1)
+  p <- sample(prop_cor_ps, 1)
+  # stats' R loop re-ranks every pair (pairwise) and its Kendall is
+  # O(n^2) per pair: keep those small enough for CI
+  if (method != "pearson" && use == "pairwise.complete.obs") p <- min(p, 33)
+  if (method == "kendall") p <- min(p, 65)
+  q <- if (stats::runif(1) < 0.3) sample(c(1, 2, 5, 33, 65), 1) else 0
+  x <- prop_matrix(n, p, content)
+  y <- if (q > 0) prop_matrix(n, q, content)
+  if (stats::runif(1) < 0.3 && p > 0) colnames(x) <- paste0("v", seq_len(p))
+  x <- prop_container(x, content)
+  if (!is.null(y)) y <- prop_container(y, content)
+  list(x = x, y = y, method = method, use = use, content = content,
+       slab = prop_slab(), tile = prop_tile(), single = stats::runif(1) < 1 / 3,
+       # stats' own one-column rank pairwise bug (REFERENCES.md): not compared
+       skip = is.null(y) && p == 1 && method != "pearson" && use == "pairwise.complete.obs",
+       what = sprintf("%d x %d%s, %s%s", n, p, if (q) sprintf(" and y %d x %d", n, q) else "",
+                      paste(content, collapse = "+"),
+                      if (is.data.frame(x)) " (data frame)" else
+                        if (is.integer(x)) " (integer)" else ""))
+}
+
 # gpu_cor against stats::cor for one case.
-prop_cor_case <- function(x, y, method, use, content, info) {
+prop_cor_case <- function(cs, info) {
+  x <- cs$x; y <- cs$y; method <- cs$method; use <- cs$use; base <- cs$content[1]
   bk <- prop_backends()
-  single <- !is.null(bk[[2]]) && stats::runif(1) < 1 / 3
   run <- function(b, precision, tol) {
     # the GPU's pairwise Pearson is exact where stats' long-double mean of
     # the shared rows rounds (offsets far above the spread): compared with
     # stats on the shifted columns, as in test-reproducers.R
     shifted <- b == "gpu" && method == "pearson" && use == "pairwise.complete.obs" &&
-      content %in% c("offset", "near_dup")
-    if (!content %in% names(prop_unscale) && !shifted) {
+      base %in% c("offset", "near_dup")
+    if (!base %in% names(prop_unscale) && !shifted) {
       expect_same_as_stats_cor(x, y, method, use, backend = b, info = info,
                                precision = precision, tol = tol)
       return()
     }
-    ref <- if (shifted) shift_cols else {
-      k <- prop_unscale[[content]]
-      function(a) if (is.null(a)) NULL else pow2(a, k)
+    ref <- if (shifted) function(a) shift_cols(as_num_matrix(a)) else {
+      k <- prop_unscale[[base]]
+      function(a) if (is.null(a)) NULL else pow2(as_num_matrix(a), k)
     }
     want_vals <- capture_conditions(stats::cor(ref(x), ref(y), use = use, method = method))
-    want <- if (content == "huge") want_vals
+    want <- if (base == "huge") want_vals
             else capture_conditions(stats::cor(x, y, use = use, method = method))
     if (kendall_warning_is_random(x, y, method, use) && is.null(want$error))
       want$warnings <- capture_conditions(stats::cor(x, y, use = use, method = "spearman"))$warnings
@@ -127,42 +223,73 @@ prop_cor_case <- function(x, y, method, use, content, info) {
     expect_same_warnings(got, want, what, info)
   }
   for (b in bk[[1]]) run(b, "double", 1e-10)
-  if (single) run(bk[[2]], "single", 1e-4)
+  if (cs$single && !is.null(bk[[2]])) run(bk[[2]], "single", 1e-4)
+}
+
+prop_dist_methods <- c(stats_dist_methods, cor_dist_methods, "cosine")
+
+# The input and call of one gpu_dist case, from its seed.
+prop_dist_draw <- function(seed) {
+  set.seed(seed)
+  method <- sample(prop_dist_methods, 1)
+  content <- if (stats::runif(1) < 0.1) "binary" else prop_content()
+  n <- sample(c(0, 1, 2, 3, 5, 63, 64, 65, 127, 128, 129, 130), 1)
+  p <- sample(c(0, 1, 2, 3, 4, 5, 9, 16, 17), 1)
+  if (method %in% c("spearman", "kendall")) n <- min(n, 65)   # stats' R loop with NA
+  x <- if (content[1] == "binary") matrix(stats::rbinom(n * p, 1, 0.4), n, p)
+       else prop_matrix(n, p, content)
+  if (stats::runif(1) < 0.3 && n > 0) rownames(x) <- paste0("r", seq_len(n))
+  mp <- sample(c(0.5, 1.5, 3, 20, 64), 1)
+  x <- prop_container(x, content)
+  list(x = x, method = method, p = mp, content = content,
+       slab = prop_slab(), tile = prop_tile(), single = stats::runif(1) < 1 / 3,
+       # stats' own one-column rank pairwise bug (t(x) of one row): not compared
+       skip = n == 1 && method %in% c("spearman", "kendall") && anyNA(as.matrix(x)),
+       what = sprintf("%d x %d, %s, p = %g%s", n, p, paste(content, collapse = "+"), mp,
+                      if (is.data.frame(x)) " (data frame)" else
+                        if (is.integer(x)) " (integer)" else ""))
 }
 
 # gpu_dist against stats::dist (the six metrics) or against 1 - cor(t(x))
 # (everything without NA, pairwise with NA) and the direct cosine.
-prop_dist_case <- function(x, method, p, content, info) {
+prop_dist_case <- function(cs, info) {
+  x <- cs$x; method <- cs$method; p <- cs$p; base <- cs$content[1]
   bk <- prop_backends()
-  extreme <- content %in% names(prop_unscale)
+  extreme <- base %in% names(prop_unscale)
   six <- method %in% stats_dist_methods
   # float cannot resolve differences of 1e-6 on 1e8
-  single <- !is.null(bk[[2]]) && stats::runif(1) < 1 / 3 &&
-    !(six && content %in% c("offset", "near_dup"))
+  single <- cs$single && !is.null(bk[[2]]) &&
+    !(six && base %in% c("offset", "near_dup", "dup_cols"))
   if (six) {
     expect_same_as_stats_dist(x, method, p = p, backend = bk[[1]], info = info)
     if (single) {
-      # float's arithmetic on data scaled by a power of two, the scale undone
-      # in double: stats on the rescaled data is the reference.  Canberra and
-      # binary do not depend on the scale, and stats' rule for Canberra (a
-      # term below DBL_MIN is dropped) is on the data as given.
-      fin <- abs(x[is.finite(x) & x != 0])
-      k <- if (length(fin) && !method %in% c("canberra", "binary"))
-        -floor(log2(max(fin))) else 0
-      w <- suppressWarnings(stats::dist(pow2(x, k), method, p = p))
-      if (method %in% c("euclidean", "maximum", "manhattan", "minkowski")) w <- pow2(w, -k)
+      xm <- as_num_matrix(x)
+      if (method %in% c("euclidean", "minkowski")) {
+        w <- scaled_minkowski(xm, if (method == "euclidean") 2 else p)
+      } else {
+        # float's arithmetic on data scaled by a power of two, the scale
+        # undone in double: stats on the rescaled data is the reference.
+        # Canberra and binary do not depend on the scale, and stats' rule
+        # for Canberra (a term below DBL_MIN is dropped) is on the data as
+        # given.
+        fin <- abs(xm[is.finite(xm) & xm != 0])
+        k <- if (length(fin) && !method %in% c("canberra", "binary"))
+          -floor(log2(max(fin))) else 0
+        w <- c(suppressWarnings(stats::dist(pow2(xm, k), method)))
+        if (method %in% c("maximum", "manhattan")) w <- pow2(w, -k)
+      }
       g <- suppressWarnings(gpucor::gpu_dist(x, method, p = p, backend = "gpu",
                                              precision = "single"))
-      expect_identical(is.na(c(g)), is.na(c(w)), info = paste("single", method, info))
-      expect_identical(is.infinite(c(g)), is.infinite(c(w)), info = paste("single", method, info))
-      ok <- is.finite(c(w)) & is.finite(c(g))
-      expect_equal(c(g)[ok], c(w)[ok], tolerance = 1e-4, info = paste("single", method, info))
+      expect_identical(is.na(c(g)), is.na(w), info = paste("single", method, info))
+      expect_identical(is.infinite(c(g)), is.infinite(w), info = paste("single", method, info))
+      ok <- is.finite(w) & is.finite(c(g))
+      expect_equal(c(g)[ok], w[ok], tolerance = 1e-4, info = paste("single", method, info))
     }
     return()
   }
-  xr <- if (extreme) pow2(x, prop_unscale[[content]]) else x
-  want <- if (method == "cosine") cosine_expected(xr)
-          else if (anyNA(x)) capture_conditions(cor_dist_expected(xr, method))
+  xr <- if (extreme) pow2(as_num_matrix(x), prop_unscale[[base]]) else x
+  want <- if (method == "cosine") cosine_expected(as_num_matrix(xr))
+          else if (anyNA(as.matrix(x))) capture_conditions(cor_dist_expected(xr, method))
           else capture_conditions({
             m <- switch(method, correlation = , abscorrelation = "pearson", method)
             r <- stats::cor(t(xr), method = m)
@@ -182,55 +309,27 @@ prop_dist_case <- function(x, method, p, content, info) {
   }
 }
 
+# Runs the cases of one block: each from its own seed, with the options it
+# drew (panel width, tile side).
+prop_run <- function(ncases, draw, check, info) {
+  old <- options(gpucor.gpu_slab = NULL, gpucor.cpu_tile = NULL)
+  on.exit(options(old))
+  seeds <- prop_case_seeds(ncases)
+  for (case in seq_len(ncases)) {
+    cs <- draw(seeds[case])
+    if (cs$skip) next
+    options(gpucor.gpu_slab = cs$slab, gpucor.cpu_tile = cs$tile)
+    check(cs, sprintf("case %d (case seed %d: %s(%d)): %s; %s", case, seeds[case],
+                      deparse(substitute(draw)), seeds[case], cs$what, info))
+  }
+}
+
 test_that("property: gpu_cor equals stats::cor on random shapes and contents", {
   info <- new_seed()
-  old <- options(gpucor.gpu_slab = NULL, gpucor.cpu_tile = NULL); on.exit(options(old))
-  ns <- c(0, 1, 2, 3, 4, 5, 8, 9, 16, 17, 31, 32, 33, 64, 65)
-  ps <- c(0, 1, 2, 3, 7, 31, 32, 33, 63, 64, 65, 127, 128, 129)
-  for (case in seq_len(round(1300 * prop_scale))) {
-    method <- sample(cor_methods, 1)
-    use <- sample(cor_uses, 1)
-    content <- sample(prop_contents, 1)
-    n <- sample(ns, 1)
-    p <- sample(ps, 1)
-    # stats' R loop re-ranks every pair (pairwise) and its Kendall is
-    # O(n^2) per pair: keep those small enough for CI
-    if (method != "pearson" && use == "pairwise.complete.obs") p <- min(p, 33)
-    if (method == "kendall") p <- min(p, 65)
-    q <- if (stats::runif(1) < 0.3) sample(c(1, 2, 5, 33, 65), 1) else 0
-    x <- prop_matrix(n, p, content)
-    y <- if (q > 0) prop_matrix(n, q, content) else NULL
-    # stats' own one-column rank pairwise bug (REFERENCES.md): not compared
-    if (is.null(y) && p == 1 && method != "pearson" && use == "pairwise.complete.obs") next
-    if (stats::runif(1) < 0.3 && p > 0) colnames(x) <- paste0("v", seq_len(p))
-    options(gpucor.gpu_slab = prop_slab(), gpucor.cpu_tile = prop_tile())
-    prop_cor_case(x, y, method, use, content,
-                  sprintf("case %d: %d x %d%s, %s; %s", case, n, p,
-                          if (q) sprintf(" and y %d x %d", n, q) else "", content, info))
-  }
+  prop_run(round(1300 * prop_scale), prop_cor_draw, prop_cor_case, info)
 })
 
 test_that("property: gpu_dist equals stats::dist and 1 - cor(t(x)) on random shapes", {
   info <- new_seed()
-  old <- options(gpucor.gpu_slab = NULL, gpucor.cpu_tile = NULL); on.exit(options(old))
-  ns <- c(0, 1, 2, 3, 5, 63, 64, 65, 127, 128, 129, 130)
-  ps <- c(0, 1, 2, 3, 4, 5, 9, 16, 17)
-  methods <- c(stats_dist_methods, cor_dist_methods, "cosine")
-  for (case in seq_len(round(1000 * prop_scale))) {
-    method <- sample(methods, 1)
-    content <- sample(c(prop_contents, "binary"), 1)
-    n <- sample(ns, 1)
-    p <- sample(ps, 1)
-    if (method %in% c("spearman", "kendall")) n <- min(n, 65)   # stats' R loop with NA
-    # stats' own one-column rank pairwise bug (t(x) of one row): not compared
-    if (n == 1 && method %in% c("spearman", "kendall") &&
-        content %in% c("na", "nonfinite")) next
-    x <- if (content == "binary") matrix(stats::rbinom(n * p, 1, 0.4), n, p)
-         else prop_matrix(n, p, content)
-    if (stats::runif(1) < 0.3 && n > 0) rownames(x) <- paste0("r", seq_len(n))
-    mp <- sample(c(0.5, 1.5, 3), 1)
-    options(gpucor.gpu_slab = prop_slab(), gpucor.cpu_tile = prop_tile())
-    prop_dist_case(x, method, mp, content,
-                   sprintf("case %d: %d x %d, %s, p = %g; %s", case, n, p, content, mp, info))
-  }
+  prop_run(round(1000 * prop_scale), prop_dist_draw, prop_dist_case, info)
 })

@@ -238,3 +238,95 @@ test_that("single-precision Canberra drops the terms stats drops (DBL_MIN of the
     }
   }
 })
+
+# 9. Issue 32: what a pair sees depends on its shared rows only ------------
+# The GPU's pairwise Pearson once centred each column (an item, for the
+# correlation distances) by its mean over all its values before the pairs
+# were formed: the small values of a column that also holds large ones
+# (a constant -1e8 coordinate, scales from 1e-15 to 1e15, subnormal values
+# beside values 1e15 times larger) were rounded against the large ones, and
+# the pairs that did not share those came out wrong or constant (NA with
+# the zero-sd warning).  In single precision the column with an Inf was not
+# centred at all, and float could not hold 1e8 + noise.  The property test
+# drew each content class alone and so never met these.
+
+test_that("correlation distances with NA beside a constant -1e8 coordinate (issue 32)", {
+  b <- test_backends()
+  info <- new_seed()
+  for (k in 1:10) {
+    x <- matrix(stats::rnorm(16 * 8), 16)
+    x[, sample.int(8, sample(1:3, 1))] <- sample(c(-1e8, 1e4), 1)
+    x[sample.int(128, 38)] <- NA
+    for (m in c("correlation", "abscorrelation"))
+      expect_cor_dist(x, m, backend = b, info = paste("draw", k, info))
+  }
+})
+
+test_that("correlation distances of subnormal values beside 1e15 larger ones, NA and an NA column (issue 32)", {
+  b <- test_backends()
+  info <- new_seed()
+  for (k in 1:3) {
+    x <- matrix(stats::rnorm(257 * 7), 257) * 1e-310
+    big <- sample.int(length(x), length(x) %/% 3)
+    x[big] <- x[big] * 1e15
+    x[sample.int(length(x), round(0.2 * length(x)))] <- NA
+    x[, sample.int(7, 1)] <- NA
+    # stats on the data times 2^1000 (exact) for the values: its own
+    # products underflow here; the NA and warning rules are scale-free
+    # under pairwise (long-double sums)
+    want <- capture_conditions(cor_dist_expected(x * 2^1000, "correlation"))
+    for (bk in b) {
+      got <- capture_conditions(gpucor::gpu_dist(x, "correlation", backend = bk))
+      what <- sprintf("gpu_dist(method = \"correlation\", backend = \"%s\")", bk)
+      expect_abs_equal(as.vector(unclass(got$value)), as.vector(unclass(want$value)), 1e-10,
+                       what, paste("draw", k, info))
+      expect_same_warnings(got, want, what, paste("draw", k, info))
+    }
+  }
+})
+
+test_that("pairwise Pearson of columns on scales 1e-15 to 1e15 with Inf and constant columns (issue 32)", {
+  b <- test_backends()
+  info <- new_seed()
+  for (k in 1:10) {
+    x <- sweep(matrix(stats::rnorm(9 * 127), 9), 2, 10^sample(-15:15, 127, TRUE), "*")
+    x[, sample.int(127, 3)] <- -1e8
+    x[sample.int(9, 2), ] <- -1e8
+    x[sample.int(length(x), 60)] <- sample(c(NA, NaN, Inf, -Inf), 60, TRUE)
+    expect_same_as_stats_cor(x, NULL, "pearson", "pairwise.complete.obs", backend = b,
+                             info = paste("draw", k, info))
+  }
+})
+
+test_that("single-precision pairwise Pearson of near-duplicate columns near 1e8 with Inf (issue 32)", {
+  skip_if_no_gpu()
+  info <- new_seed()
+  for (k in 1:10) {
+    x <- t(1e8 + stats::rnorm(33) + matrix(stats::rnorm(33 * 9) * 1e-6, 33, 9))
+    x[sample.int(length(x), 18)] <- sample(c(NA, Inf, -Inf), 18, TRUE)
+    # the reference: stats on the columns shifted by a finite value of each
+    # (exact; correlations do not change under a shift)
+    first <- apply(x, 2, function(v) { o <- v[is.finite(v)]; if (length(o)) o[1] else 0 })
+    want <- capture_conditions(stats::cor(sweep(x, 2, first), use = "pairwise.complete.obs"))
+    got <- capture_conditions(gpucor::gpu_cor(x, use = "pairwise.complete.obs",
+                                              backend = "gpu", precision = "single"))
+    what <- "gpu_cor(use = \"pairwise.complete.obs\", precision = \"single\")"
+    expect_abs_equal(got$value, want$value, 1e-4, what, paste("draw", k, info))
+    expect_same_warnings(got, want, what, paste("draw", k, info))
+  }
+})
+
+test_that("single-precision Minkowski with a large p: no p-th power underflows to 0 (issue 32)", {
+  skip_if_no_gpu()
+  info <- new_seed()
+  for (k in 1:10) {
+    x <- matrix(sample(-3:3, 39 * 4, replace = TRUE), 39)
+    x[, sample.int(4, 1)] <- sample(c(-1e8, 1e6), 1)
+    storage.mode(x) <- "integer"
+    for (p in c(20, 64, 100)) {
+      want <- c(stats::dist(x, "minkowski", p = p))   # no over- or underflow here
+      got <- c(gpucor::gpu_dist(x, "minkowski", p = p, backend = "gpu", precision = "single"))
+      expect_equal(got, want, tolerance = 1e-5, info = sprintf("p = %g, draw %d; %s", p, k, info))
+    }
+  }
+})
