@@ -88,45 +88,30 @@ gpu_cov <- function(x, y = NULL, use = "everything",
     return(stats::cov(x, y, use = use_name, method = method))
   X <- X[rows, , drop = FALSE]
   if (!is.null(Y)) Y <- Y[rows, , drop = FALSE]
+  Yo <- if (is.null(Y)) X else Y
   sx <- .cov_spread(X, method)
   sy <- if (is.null(Y)) sx else .cov_spread(Y, method)
-  v <- as.vector(r) * rep(sx, times = length(sy)) * rep(sy, each = length(sx))
-  if (method == "kendall") v <- round(v)
-  # a column without a correlation but with values: its covariances from stats
-  R <- matrix(v, length(sx), length(sy))
-  rn <- matrix(is.na(as.vector(r)), length(sx), length(sy))
-  if (is.null(Y)) diag(rn) <- TRUE       # cor()'s diagonal is 1 even there
-  Yo <- if (is.null(Y)) X else Y
-  for (i in which(rowSums(rn) == ncol(rn) & !is.na(colSums(X))))
-    R[i, ] <- stats::cov(X[, i], Yo, method = method)
-  for (j in which(colSums(rn) == nrow(rn) & !is.na(colSums(Yo))))
-    R[, j] <- stats::cov(X, Yo[, j], method = method)
-  r[] <- if (is.matrix(r)) R else as.vector(R)
+  # r s_i s_j on the threads, in place (src/cov.c; r is bound here only, so
+  # it is not copied: no helper function takes it); a row or column without
+  # a correlation (zero spread: all its values NA) is taken from stats
+  d <- dim(r)
+  if (is.null(d)) dim(r) <- c(length(sx), length(sy))
+  res <- .Call(C_gpucor_cov_scale, r, sx, sy, method == "kendall", is.null(Y), FALSE,
+               .threads())
+  r <- res[[1L]]
+  for (i in res[[2L]]) r[i, ] <- stats::cov(X[, i], Yo, method = method)
+  for (j in res[[3L]]) r[, j] <- stats::cov(X, Yo[, j], method = method)
+  if (is.null(d)) dim(r) <- NULL
   r
 }
 
 # What turns a column's correlations into covariances: the standard
-# deviation (of the ranks, for Spearman) over the rows used, stats'
-# two-pass; for Kendall sqrt of the ordered pairs of rows not tied.
-.cov_spread <- function(X, method) {
-  n <- nrow(X)
-  if (method == "kendall")
-    return(sqrt(apply(X, 2L, function(v) {
-      if (anyNA(v)) return(NA_real_)
-      t <- tabulate(match(v, unique(v)))
-      as.double(n) * (n - 1) - sum(as.double(t) * (t - 1))
-    })))
-  if (method == "spearman") X <- apply(X, 2L, rank, na.last = "keep")
-  if (!is.matrix(X)) X <- matrix(X, nrow = n)
-  # columns scaled by a power of two (exact) so that squares of tiny or huge
-  # values neither underflow nor overflow
-  big <- apply(abs(X), 2L, function(v) if (anyNA(v)) NA_real_ else max(v))
-  e <- ifelse(is.finite(big) & big > 0, floor(log2(big)), 0)
-  X <- X * rep(2^-e, each = n)
-  mu <- colMeans(X)
-  mu <- mu + colMeans(X - rep(mu, each = n))
-  sqrt(colSums((X - rep(mu, each = n))^2) / (n - 1)) * 2^e
-}
+# deviation (of the ranks, for Spearman) over the rows used, by colMeans()'
+# two-pass arithmetic on the column scaled by a power of two; for Kendall
+# sqrt of the ordered pairs of rows not tied (src/cov.c, on the threads).
+.cov_spread <- function(X, method)
+  .Call(C_gpucor_col_spread, X, match(method, c("pearson", "spearman", "kendall")) - 1L,
+        .threads())
 
 # gpu_cov(use = "pairwise.complete.obs") of data with missing values (inp:
 # .cor_input()'s checked input): the CPU engine gives each pair that meets
@@ -145,18 +130,14 @@ gpu_cov <- function(x, y = NULL, use = "everything",
                    devices)
   attributes(r) <- list(dim = dim(r))
   Yo <- if (is.null(Y)) X else Y
-  okx <- colSums(is.na(X)) == 0
-  oky <- colSums(is.na(Yo)) == 0
-  if (any(okx) && any(oky)) {
-    sx <- .cov_spread(X[, okx, drop = FALSE], "pearson")
-    sy <- .cov_spread(Yo[, oky, drop = FALSE], "pearson")
-    r[okx, oky] <- r[okx, oky, drop = FALSE] * outer(sx, sy)
-    sub <- r[okx, oky, drop = FALSE]
-    for (i in which(okx)[rowSums(is.na(sub)) == ncol(sub)])
-      r[i, ] <- stats::cov(X[, i], Yo, use = "pairwise.complete.obs")
-    for (j in which(oky)[colSums(is.na(sub)) == nrow(sub)])
-      r[, j] <- stats::cov(X, Yo[, j], use = "pairwise.complete.obs")
-  }
+  # the pairs of complete columns: r s_i s_j in place, as in gpu_cov(); a
+  # column with NA has an NA spread and keeps the engine's covariances
+  sx <- .cov_spread(X, "pearson")
+  sy <- if (is.null(Y)) sx else .cov_spread(Y, "pearson")
+  res <- .Call(C_gpucor_cov_scale, r, sx, sy, FALSE, is.null(Y), TRUE, .threads())
+  r <- res[[1L]]
+  for (i in res[[2L]]) r[i, ] <- stats::cov(X[, i], Yo, use = "pairwise.complete.obs")
+  for (j in res[[3L]]) r[, j] <- stats::cov(X, Yo[, j], use = "pairwise.complete.obs")
   if (!inp$matrix_result) return(as.vector(r))
   if (!is.null(inp$cx) || !is.null(inp$cy)) dimnames(r) <- list(inp$cx, inp$cy)
   r

@@ -13,6 +13,9 @@ SEXP gpucor_hdf5_available(void);
 SEXP gpucor_hdf5_virtual(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP gpucor_ship_write(SEXP x, SEXP paths, SEXP threads);
 SEXP gpucor_ship_gather(SEXP parts, SEXP type, SEXP threads);
+SEXP gpucor_cov_scale(SEXP r, SEXP sx, SEXP sy, SEXP kendall, SEXP symmetric,
+                      SEXP keep, SEXP threads);
+SEXP gpucor_col_spread(SEXP x, SEXP method, SEXP threads);
 SEXP gpucor_sparse_cor(SEXP colptr, SEXP rowind, SEXP val, SEXP nrow, SEXP spearman,
                        SEXP opts);
 SEXP gpucor_progress_new(SEXP show);
@@ -67,6 +70,8 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_hdf5_virtual, 7),
     CALLDEF(gpucor_ship_write, 3),
     CALLDEF(gpucor_ship_gather, 3),
+    CALLDEF(gpucor_cov_scale, 7),
+    CALLDEF(gpucor_col_spread, 3),
     CALLDEF(gpucor_sparse_cor, 6),
     CALLDEF(gpucor_dist, 5),
     CALLDEF(gpucor_progress_new, 1),
