@@ -100,7 +100,7 @@ gpu_info <- function() {
 #'   \item{`gpucor.gpu_memory`}{GPU memory one call may use: a number of
 #'     bytes, or a string with a unit, such as `"8GB"` or `"512 MiB"` (units
 #'     B, KB, MB, GB, TB in powers of 1000; KiB, MiB, GiB, TiB in powers of
-#'     1024).  Default (or 0): 90\% of the memory free when the call starts.
+#'     1024).  Default (or 0): 90% of the memory free when the call starts.
 #'     Results larger than this are produced in panels of columns.}
 #'   \item{`gpucor.progress`}{Show a progress bar for runs longer than two
 #'     seconds in interactive sessions, on either engine (default `TRUE`).}

@@ -42,7 +42,7 @@
 #' error (about 1e-6), so near-duplicate rows with large offsets need
 #' `"double"`.  `verbose = TRUE` says which engine ran.
 #'
-#' @section Differences from amap::Dist:
+#' @section Differences from Dist() in amap:
 #' `amap::Dist()` has methods of the same names that compute other
 #' quantities: amap's `"pearson"` is gpucor's `"cosine"` (\eqn{1 -} the
 #' uncentred correlation), amap's `"correlation"` is gpucor's

@@ -32,9 +32,12 @@
 
 # Genes (columns) as a double matrix: a matrix or data frame, or a
 # SummarizedExperiment / ExpressionSet (features in rows, so transposed).
-.wgcna_matrix <- function(x, what, assay = 1L) {
+.wgcna_matrix <- function(x, what, assay = 1L, vector_ok = FALSE) {
   x <- .as_input(x, what, assay, TRUE)
   if (is.data.frame(x)) x <- as.matrix(x)
+  # WGCNA::bicor takes a vector as one column (its result is a matrix)
+  if (vector_ok && is.null(dim(x)) && is.atomic(x) && (is.numeric(x) || is.logical(x)))
+    x <- matrix(x, ncol = 1L)
   if (!is.matrix(x)) stop(sprintf("'%s' must be a matrix (samples in rows, genes in columns)", what),
                           call. = FALSE)
   .check_cor_input(x, what)
@@ -68,7 +71,7 @@
 #' `gpu_bicor()` computes the biweight midcorrelation between the columns of
 #' `x` (and `y`) with the arguments, defaults and values of
 #' [WGCNA::bicor()]: each column's median and raw median absolute deviation
-#' (type-7 quantiles, no 1.4826 factor), \eqn{u = (x - med) / (9\,mad)},
+#' (type-7 quantiles, no 1.4826 factor), \eqn{u = (x - med) / (9\,mad)}{u = (x - med) / (9 mad)},
 #' weights \eqn{(1 - u^2)^2} for \eqn{|u| < 1} (0 beyond), the
 #' `maxPOutliers` rescaling of \eqn{u} (the `maxPOutliers` and
 #' `1 - maxPOutliers` quantiles of \eqn{u} map to -0.5 and 0.5 when they lie
@@ -96,9 +99,11 @@
 #' CPU (threads as for the CPU engine); the products on the backend chosen.
 #'
 #' @param x a numeric matrix or data frame (samples in rows, variables in
-#'   columns), or a `SummarizedExperiment`/`ExpressionSet` (genes in rows:
-#'   the correlations are between genes).
-#' @param y `NULL` or a matrix with the rows of `x`.
+#'   columns), a numeric vector (one variable; the result is still a
+#'   matrix, as [WGCNA::bicor()]'s), or a
+#'   `SummarizedExperiment`/`ExpressionSet` (genes in rows: the
+#'   correlations are between genes).
+#' @param y `NULL`, or a matrix or vector with the rows of `x`.
 #' @param use `"all.obs"` or `"pairwise.complete.obs"` (may be
 #'   abbreviated).
 #' @param maxPOutliers,quick,pearsonFallback,robustX,robustY as in
@@ -134,9 +139,9 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
   for (a in list(list(robustX, "robustX"), list(robustY, "robustY")))
     if (!is.logical(a[[1]]) || length(a[[1]]) != 1L || is.na(a[[1]]))
       stop(sprintf("'%s' must be TRUE or FALSE", a[[2]]), call. = FALSE)
-  x <- .wgcna_matrix(x, "x")
+  x <- .wgcna_matrix(x, "x", vector_ok = TRUE)
   if (!is.null(y)) {
-    y <- .wgcna_matrix(y, "y")
+    y <- .wgcna_matrix(y, "y", vector_ok = TRUE)
     if (nrow(y) != nrow(x)) stop("'x' and 'y' must have the same number of rows", call. = FALSE)
   }
   if (use == "all.obs" && (anyNA(x) || anyNA(y)))
@@ -429,7 +434,7 @@ gpu_adjacency <- function(x, power = 6, type = c("unsigned", "signed", "signed h
 #' The soft-thresholding power scan, as WGCNA::pickSoftThreshold makes it
 #'
 #' `gpu_soft_threshold()` computes, for every power in `powerVector`, each
-#' gene's connectivity \eqn{k_i = \sum_{j \ne i} a_{ij}} in the network of
+#' gene's connectivity \eqn{k_i = \sum_{j \ne i} a_{ij}}{k_i = sum over j != i of a_ij} in the network of
 #' that power, and WGCNA's scale-free fit of those connectivities: the
 #' `fitIndices` table and the `powerEstimate` of
 #' [WGCNA::pickSoftThreshold()] (the lowest power whose `SFT.R.sq` exceeds
@@ -527,8 +532,9 @@ gpu_soft_threshold <- function(x, powerVector = c(1:10, seq(12, 20, 2)),
 #' `gpu_tom(adjacency = A)` is [WGCNA::TOMsimilarity()]: the same
 #' arguments, defaults and values, every `networkType`, `TOMType` and
 #' `TOMDenom`.  With \eqn{A} the adjacency (diagonal 1), \eqn{k_i = \sum_j
-#' |a_{ij}|} and \eqn{L = A A}, the TOM of a pair is \eqn{(L_{ij} -
-#' a_{ij}) / (\min(k_i, k_j) - a_{ij})} ("unsigned"; "signed" takes
+#' |a_{ij}|}{k_i = sum_j |a_ij|} and \eqn{L = A A}, the TOM of a pair is
+#' \eqn{(L_{ij} - a_{ij}) / (\min(k_i, k_j) - a_{ij})}{(L_ij - a_ij) /
+#' (min(k_i, k_j) - a_ij)} ("unsigned"; "signed" takes
 #' absolute values; "signed Nowick" keeps the sign; the "2" types are
 #' WGCNA's newer \eqn{(a_{ij} + (L_{ij} - 2 a_{ij}) / (den - 1)) / 2}).  As
 #' in WGCNA, a signed TOM of an unsigned network, and every "signed Nowick",

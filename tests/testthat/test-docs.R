@@ -8,6 +8,11 @@ test_that("help pages render, with links", {
     txt <- utils::capture.output(tools::Rd2txt(db[[nm]], out = stdout()))
     expect_false(any(grepl("\\[[A-Za-z.]+::[A-Za-z._]+\\(\\)\\]", txt)), label = nm)
     expect_false(any(grepl("`", txt, fixed = TRUE)), label = paste(nm, "(raw backticks)"))
+    # issue 32: an escape written twice ("90\\% ...") shows its backslash;
+    # a section title with a colon in it ("amap::Dist") is cut there and
+    # its rest starts the section as ":Dist:"
+    expect_false(any(grepl("\\", txt, fixed = TRUE)), label = paste(nm, "(stray backslash)"))
+    expect_false(any(grepl("^\\s*:[A-Za-z._]+:", txt)), label = paste(nm, "(cut section title)"))
   }
   rd <- paste(as.character(db[["gpu_cor.Rd"]]), collapse = "")
   expect_match(rd, "\\link[stats:cor]", fixed = TRUE)

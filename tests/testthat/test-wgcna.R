@@ -272,6 +272,20 @@ test_that("gpu_bicor on data offset by 1e8 matches WGCNA::bicor", {
   }
 })
 
+test_that("gpu_bicor of vectors is WGCNA::bicor's one-column matrices (issue 32)", {
+  skip_if_not_installed("WGCNA")
+  info <- new_seed()
+  a <- stats::rnorm(25); b <- stats::rnorm(25); m <- rmat(25, 3)
+  a[3] <- 10                                    # an outlier: bicor differs from cor
+  for (be in backends) for (args in list(list(a, b), list(a), list(m, b), list(a, m),
+                                         list(as.integer(round(a)), b))) {
+    got <- do.call(gpu_bicor, c(args, backend = be))
+    want <- do.call(WGCNA::bicor, args)
+    expect_identical(dim(got), dim(want), info = info)
+    expect_equal(got, want, tolerance = 1e-12, info = paste(be, info))
+  }
+})
+
 test_that("gpu_bicor warns as WGCNA::bicor does, and keeps dimnames", {
   skip_if_not_installed("WGCNA")
   info <- new_seed()
