@@ -59,23 +59,79 @@
 # to do instead.
 .memory_guard <- function(bytes, what, advice) {
   if (!.opt("gpucor.memory_guard")) return(invisible())
-  avail <- .mem_available()
+  lim <- .mem_available()
+  avail <- lim[[1L]]
   if (is.na(avail) || bytes <= avail) return(invisible())
   stop(sprintf(paste0("%s needs %s of memory, but only %s is available ",
-                      "(MemAvailable in /proc/meminfo).  %s  ",
+                      "(%s).  %s  ",
                       "options(gpucor.memory_guard = FALSE) skips this check."),
-               what, .fmt_bytes(bytes), .fmt_bytes(avail), advice), call. = FALSE)
+               what, .fmt_bytes(bytes), .fmt_bytes(avail), attr(lim, "source"), advice),
+       call. = FALSE)
 }
 
-# Bytes of memory available to a new allocation (Linux), NA elsewhere.
-.mem_available <- function() {
-  if (!file.exists("/proc/meminfo")) return(NA_real_)
-  m <- tryCatch(readLines("/proc/meminfo", n = 40L, warn = FALSE),
-                error = function(e) character())
-  a <- grep("^MemAvailable:", m, value = TRUE)
-  if (length(a) != 1L) return(NA_real_)
-  kb <- suppressWarnings(as.numeric(gsub("[^0-9]", "", a)))
-  if (is.na(kb)) NA_real_ else kb * 1024
+# Bytes of memory a new allocation can have (Linux), NA elsewhere, with
+# the attribute "source" saying which limit that is: the smallest of
+# MemAvailable, each cgroup's memory limit less its usage (its inactive
+# page cache not counted; v2 memory.max,
+# v1 memory.limit_in_bytes, for the process's cgroup and those above it:
+# Slurm, Docker) and the address-space limit (ulimit -v) less this
+# process's address space.  'root' prefixes the /proc and /sys paths (tests).
+.mem_available <- function(root = "") {
+  rd <- function(f, n = -1L) {
+    f <- paste0(root, f)
+    if (!file.exists(f)) return(character())
+    tryCatch(readLines(f, n = n, warn = FALSE), error = function(e) character())
+  }
+  num <- function(v) if (length(v) == 1L) suppressWarnings(as.numeric(v)) else NA_real_
+  kb <- function(lines, key) {
+    a <- grep(paste0("^", key, ":"), lines, value = TRUE)
+    if (length(a) == 1L) num(gsub("[^0-9]", "", a)) * 1024 else NA_real_
+  }
+  cand <- c("MemAvailable in /proc/meminfo" = kb(rd("/proc/meminfo", 60L), "MemAvailable"))
+  # cgroups: "0::/path" (v2), "N:memory:/path" or "N:...,memory,...:/path" (v1)
+  cg <- rd("/proc/self/cgroup")
+  parts <- strsplit(cg, ":", fixed = TRUE)
+  for (pp in parts) {
+    if (length(pp) < 3L) next
+    path <- paste(pp[-(1:2)], collapse = ":")
+    v2 <- pp[1L] == "0" && pp[2L] == ""
+    if (!v2 && !"memory" %in% strsplit(pp[2L], ",", fixed = TRUE)[[1L]]) next
+    base <- if (v2) "/sys/fs/cgroup" else "/sys/fs/cgroup/memory"
+    files <- if (v2) c("memory.max", "memory.current")
+             else c("memory.limit_in_bytes", "memory.usage_in_bytes")
+    # the cgroup and every one above it (a container sees its own as "/")
+    dirs <- unique(c(path, if (path != "/") {
+      segs <- strsplit(sub("^/", "", path), "/", fixed = TRUE)[[1L]]
+      vapply(rev(seq_along(segs)) - 1L, function(k)
+        paste0("/", paste(segs[seq_len(k)], collapse = "/")), "")
+    }, "/"))
+    for (d in dirs) {
+      dir <- sub("/+$", "", paste0(base, d))
+      lim <- num(rd(file.path(dir, files[1L]), 1L))   # "max" (v2): NA, no limit
+      use <- num(rd(file.path(dir, files[2L]), 1L))
+      # the page cache the kernel would reclaim is not in use (as docker
+      # stats counts it)
+      st <- strsplit(rd(file.path(dir, "memory.stat")), " ", fixed = TRUE)
+      cache <- Filter(function(f) length(f) == 2L &&
+                        f[1L] == (if (v2) "inactive_file" else "total_inactive_file"), st)
+      if (length(cache) == 1L) use <- use - num(cache[[1L]][2L])
+      if (!is.na(lim) && lim < 2^60 && !is.na(use))
+        cand[sprintf("the limit of cgroup %s (%s) less its usage", d, files[1L])] <-
+          max(0, lim - use)
+    }
+  }
+  # the address-space limit (soft), less this process's address space
+  lims <- grep("^Max address space", rd("/proc/self/limits"), value = TRUE)
+  if (length(lims) == 1L) {
+    as_lim <- num(strsplit(trimws(sub("^Max address space", "", lims)), "[[:space:]]+")[[1L]][1L])
+    vm <- kb(rd("/proc/self/status"), "VmSize")
+    if (!is.na(as_lim) && !is.na(vm))
+      cand["the address-space limit (ulimit -v) less this process's"] <- max(0, as_lim - vm)
+  }
+  cand <- cand[!is.na(cand)]
+  if (!length(cand)) return(structure(NA_real_, source = NA_character_))
+  k <- which.min(cand)
+  structure(unname(cand[k]), source = names(cand)[k])
 }
 
 .fmt_bytes <- function(b) {

@@ -33,3 +33,80 @@ test_that("the guard reads MemAvailable and formats sizes", {
   expect_error(gpucor:::.memory_guard(1e30, "the thing", "Do less."),
                "the thing needs .* Do less")
 })
+
+# Issue 32: under a cgroup memory limit (Slurm, Docker) or ulimit -v, a
+# result that fits MemAvailable but not the limit stopped in R's "cannot
+# allocate vector" or an OOM kill instead of the guard's clear error.
+
+# A fake /proc and /sys under a temporary root, for .mem_available(root).
+fake_root <- function(files) {
+  root <- tempfile("memroot")
+  for (f in names(files)) {
+    dir.create(dirname(file.path(root, f)), recursive = TRUE, showWarnings = FALSE)
+    writeLines(files[[f]], file.path(root, f))
+  }
+  root
+}
+
+test_that("the guard takes the smallest of MemAvailable and the cgroup limits (v1, v2)", {
+  gib <- 2^30
+  meminfo <- c("MemTotal:       100000000 kB", "MemAvailable:    50000000 kB")
+  # v2: the job's cgroup (4 GiB, 1 GiB used of which 0.25 GiB inactive
+  # cache) under a parent of 2 GiB with 0.5 GiB used: the parent's 1.5 GiB
+  v2 <- fake_root(list(
+    "proc/meminfo" = meminfo,
+    "proc/self/cgroup" = "0::/slurm/job1",
+    "sys/fs/cgroup/slurm/job1/memory.max" = as.character(4 * gib),
+    "sys/fs/cgroup/slurm/job1/memory.current" = as.character(1 * gib),
+    "sys/fs/cgroup/slurm/job1/memory.stat" = c("anon 1", sprintf("inactive_file %.0f", 0.25 * gib)),
+    "sys/fs/cgroup/slurm/memory.max" = as.character(2 * gib),
+    "sys/fs/cgroup/slurm/memory.current" = as.character(0.5 * gib),
+    "sys/fs/cgroup/memory.max" = "max"))
+  a <- gpucor:::.mem_available(v2)
+  expect_equal(as.vector(a), 1.5 * gib)
+  expect_match(attr(a, "source"), "cgroup /slurm (memory.max)", fixed = TRUE)
+  # the job's own limit is the smaller one once the parent has room
+  writeLines(as.character(8 * gib), file.path(v2, "sys/fs/cgroup/slurm/memory.max"))
+  a <- gpucor:::.mem_available(v2)
+  expect_equal(as.vector(a), 3.25 * gib)
+  expect_match(attr(a, "source"), "cgroup /slurm/job1", fixed = TRUE)
+  # v1 (Docker): memory.limit_in_bytes; an unlimited one (2^63) is no limit
+  v1 <- fake_root(list(
+    "proc/meminfo" = meminfo,
+    "proc/self/cgroup" = c("5:cpu,cpuacct:/docker/abc", "4:memory:/docker/abc", "0::/"),
+    "sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes" = as.character(3 * gib),
+    "sys/fs/cgroup/memory/docker/abc/memory.usage_in_bytes" = as.character(1 * gib),
+    "sys/fs/cgroup/memory/docker/memory.limit_in_bytes" = "9223372036854771712",
+    "sys/fs/cgroup/memory/docker/memory.usage_in_bytes" = as.character(1 * gib)))
+  a <- gpucor:::.mem_available(v1)
+  expect_equal(as.vector(a), 2 * gib)
+  expect_match(attr(a, "source"), "memory.limit_in_bytes", fixed = TRUE)
+  # no limits at all: MemAvailable; nothing readable: NA (no check)
+  none <- fake_root(list("proc/meminfo" = meminfo, "proc/self/cgroup" = "0::/"))
+  expect_equal(as.vector(gpucor:::.mem_available(none)), 50000000 * 1024)
+  expect_true(is.na(gpucor:::.mem_available(tempfile("nothing"))))
+  unlink(c(v1, v2, none), recursive = TRUE)
+})
+
+test_that("under ulimit -v the guard stops a result that fits MemAvailable but not the limit", {
+  skip_on_os(c("windows", "mac", "solaris"))
+  skip_if(is.na(gpucor:::.mem_available()), "no /proc here")
+  sh <- Sys.which("sh")
+  rscript <- file.path(R.home("bin"), "Rscript")
+  skip_if(!nzchar(sh) || !file.exists(rscript), "no sh or Rscript")
+  avail <- as.vector(gpucor:::.mem_available())
+  # a 2.98 GiB result (20000 x 20000); the child's address space limited to
+  # its own plus about 1.5 GiB
+  skip_if(avail < 4 * 2^30, "less than 4 GiB available: MemAvailable alone stops it")
+  code <- paste(
+    "library(gpucor)",
+    "r <- tryCatch(gpu_cor(matrix(0, 2, 20000), backend = 'cpu'), error = function(e) conditionMessage(e))",
+    "cat(if (is.character(r)) r else 'no error', '\\n')", sep = "; ")
+  out <- with_envvars(c(R_LIBS = paste(.libPaths(), collapse = ":")),
+    system2(sh, c("-c", shQuote(sprintf("ulimit -v $(( $(awk '/VmSize/ {print $2}' /proc/$$/status) + 2500000 )); %s -e %s",
+                                         shQuote(rscript), shQuote(code)))),
+            stdout = TRUE, stderr = TRUE))
+  msg <- paste(out, collapse = "\n")
+  expect_match(msg, "needs 3.0 GiB of memory", fixed = TRUE)
+  expect_match(msg, "address-space limit (ulimit -v)", fixed = TRUE)
+})
