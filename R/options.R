@@ -94,7 +94,7 @@
 # 'threads' is the CPU engine's team size (NULL when the GPU ran).  Takes
 # only small values: a large result passed through a closure would be
 # copied at its next attribute change.
-.engine_report <- function(fun, threads, precision, seconds, devices = 0L) {
+.engine_report <- function(fun, threads, precision, seconds, devices = 0L, note = NULL) {
   what <- if (is.null(threads)) {
     tab <- gpu_info()$devices
     ids <- if (identical(devices, -1L)) tab$id else devices
@@ -104,5 +104,7 @@
   } else {
     sprintf("CPU engine, %d thread%s", threads, if (threads == 1L) "" else "s")
   }
-  message(sprintf("%s: %s, %.3f s", fun, what, seconds))
+  message(sprintf("%s: %s%s, %.3f s", fun, what,
+                  if (is.null(threads) && !is.null(note)) paste0(" (", note, ")") else "",
+                  seconds))
 }

@@ -380,8 +380,15 @@ gpu_adjacency <- function(x, power = 6, type = c("unsigned", "signed", "signed h
   r <- .Call(C_gpucor_network, inp$x, what, inp$method, inp$use, inp$rows, params, opts,
              spec)
   done <- TRUE
-  if (verbose)
-    .engine_report(fun, attr(r, "threads"), precision, proc.time()[["elapsed"]] - t0, devices)
+  if (verbose) {
+    # the TOM runs on one GPU: its adjacency stays resident on the first of
+    # 'devices' (src/wgcna.c)
+    tom <- what %in% c(3L, 4L)
+    .engine_report(fun, attr(r, "threads"), precision, proc.time()[["elapsed"]] - t0,
+                   if (tom) (if (identical(devices, -1L)) 0L else devices[1L]) else devices,
+                   if (tom && (identical(devices, -1L) || length(devices) > 1L))
+                     "gpu_tom() uses one GPU, the first of 'devices'")
+  }
   bad <- attr(r, "bad")
   # stats::cor's warning, which WGCNA's Spearman (stats' cor) passes on
   if (isTRUE(attr(r, "sd0")) && inp$method == 2L && what == 1L)
@@ -570,6 +577,12 @@ gpu_soft_threshold <- function(x, powerVector = c(1:10, seq(12, 20, 2)),
 #'   \[0, 1\] (\[-1, 1\] for `TOMType = "signed"`); `NA` counts as 0.
 #' @param maxPOutliers,quickCor,pearsonFallback bicor's options
 #'   ([gpu_bicor()]'s `quick` is `quickCor` here, as in WGCNA).
+#' @param backend,precision,verbose as for [gpu_cor()].
+#' @param devices which GPUs may be used, as for [gpu_cor()]; but the GPU
+#'   engine runs `gpu_tom()` -- the adjacency and the TOM made from it --
+#'   on one GPU, the first of `devices` (the first visible one for
+#'   `"all"`): the adjacency stays resident in that GPU's memory between
+#'   the two products.  `verbose = TRUE` names the GPU that ran.
 #' @param output `NULL` (default: the result in memory), or [gpu_hdf5()]:
 #'   the TOM matrix is written to an HDF5 file panel by panel as the engine
 #'   makes it, never whole in host memory, and returned as an `HDF5Array`

@@ -784,3 +784,19 @@ test_that("gpu_cor_edges(method = \"bicor\") keeps WGCNA::bicor's pairs, with St
   xn[1, 1] <- NA
   expect_error(gpu_cor_edges(xn, method = "bicor", threshold = 0.3), "without NA")
 })
+
+test_that("gpu_tom(verbose = TRUE) names the one GPU it ran on (issue 32)", {
+  skip_if_no_gpu()
+  x <- rmat(20, 30)
+  for (dv in list(c(0L, 0L), "all")) {
+    msgs <- character()
+    withCallingHandlers(gpu_tom(x, backend = "gpu", devices = dv, verbose = TRUE),
+                        message = function(m) {
+                          msgs <<- c(msgs, conditionMessage(m)); invokeRestart("muffleMessage") })
+    tom <- grep("^gpu_tom: GPU engine", msgs, value = TRUE)
+    expect_length(tom, 1L)
+    expect_match(tom, "on GPU 0 (", fixed = TRUE)
+    expect_false(grepl("GPU 0 .*, GPU", tom))          # one GPU named
+    expect_match(tom, "gpu_tom() uses one GPU, the first of 'devices'", fixed = TRUE)
+  }
+})
