@@ -9,6 +9,7 @@
 #                          [dist-blocks] [hdf5] [hdf5-peer] [bp|bp-<part>]
 #                          [<file>-tests] [sanitize-<file>] [dist-file]
 #                          [sanitize-dist-file] [property] [classes32]
+#                          [reproducers-base] [cov] [sanitize-32]
 #   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all;
 #   compare times the GPU cases of bench/compare_case.R with the build of
 #   .bench-base/ -- a carried copy of the code before the change, made with
@@ -271,8 +272,50 @@ property)
   # PROP_SCALE cases (1 = CI's), one block per seed in PROP_SEEDS
   Rscript bench/property.R ${PROP_SCALE:-1} ${PROP_SEEDS:-1} 2>&1 | tee "$OUT/property.log" | tail -60 ;;
 classes32)
-  # issue 32's four GPU failure classes against stats (bench/classes32.R)
-  Rscript bench/classes32.R gpu ${CLASSES_N:-200} 2>&1 | tee "$OUT/classes32.log" | tail -12 ;;
+  # issue 32's four GPU failure classes against stats (bench/classes32.R),
+  # with .bench-base's build too when there is one
+  Rscript bench/classes32.R gpu ${CLASSES_N:-200} 2>&1 | tee "$OUT/classes32.log" | tail -12
+  if [ -f /tmp/libbase/gpucor/DESCRIPTION ]; then
+    echo "-- the build of .bench-base:"
+    R_LIBS=/tmp/libbase Rscript bench/classes32.R gpu ${CLASSES_N:-200} 2>&1 | tee "$OUT/classes32-base.log" | tail -12
+  fi ;;
+reproducers-base)
+  # test-reproducers.R (this tree's) against .bench-base's build: issue
+  # 32's reproducers must fail there
+  R_LIBS=/tmp/libbase Rscript -e 'r <- as.data.frame(testthat::test_file("tests/testthat/test-reproducers.R",
+    package = "gpucor", load_package = "installed", reporter = "silent")); r$bad <- r$failed + r$error
+    print(r[r$bad > 0 | r$skipped, c("test", "passed", "bad", "skipped")], right = FALSE)
+    cat(sprintf("reproducers on the base build: %d passed, %d failed\n", sum(r$passed), sum(r$bad)))' 2>&1 | tee "$OUT/reproducers-base.log" | tail -20 ;;
+cov)
+  # gpu_cov against gpu_cor, same run (bench/cov.R)
+  Rscript bench/cov.R gpu ${COV_N:-300} ${COV_P:-20000} 3 2>&1 | tee "$OUT/cov.log" | tail -12 ;;
+sanitize-32)
+  # memcheck (leak check) and racecheck over the kernels issue 32 changed:
+  # pairwise Pearson (both precisions, matrix and distance) and the
+  # single-precision distances' fix-up and scaled double path
+  cat > /tmp/san32.R <<'R'
+library(gpucor); set.seed(3)
+x <- matrix(rnorm(70 * 45), 70); x[sample(length(x), 300)] <- NA; x[, 3] <- -1e8
+for (pr in c("double", "single")) {
+  invisible(suppressWarnings(gpu_cor(x, use = "pairwise", backend = "gpu", precision = pr)))
+  invisible(suppressWarnings(gpu_cor(x, x[, 1:7], use = "pairwise", backend = "gpu", precision = pr)))
+  invisible(suppressWarnings(gpu_dist(x, "correlation", backend = "gpu", precision = pr)))
+  invisible(suppressWarnings(gpu_dist(x, "cosine", backend = "gpu", precision = pr)))
+}
+z <- matrix(sample(-3:3, 60 * 5, TRUE), 60); z[, 2] <- -1e8
+for (p in c(3, 64)) invisible(gpu_dist(z, "minkowski", p = p, backend = "gpu", precision = "single"))
+invisible(gpu_dist(z, "euclidean", backend = "gpu", precision = "single"))
+w <- rbind(z * 2^900, z * 2^-900)       # beyond float's range: the scaled double path
+invisible(gpu_dist(w, "minkowski", p = 64, backend = "gpu", precision = "single"))
+invisible(gpu_dist(w, "euclidean", backend = "gpu", precision = "single"))
+cat("sanitize-32 script done\n")
+R
+  for tool in memcheck racecheck; do
+    extra=""; [ $tool = memcheck ] && extra="--leak-check full"
+    /usr/local/cuda/bin/compute-sanitizer --tool $tool $extra --error-exitcode 9 \
+      --log-file "$OUT/$tool-32.log" Rscript /tmp/san32.R > "$OUT/$tool-32-run.log" 2>&1
+    echo "compute-sanitizer $tool (issue 32 kernels) exit: $?"; tail -2 "$OUT/$tool-32.log"; tail -1 "$OUT/$tool-32-run.log"
+  done ;;
 smoke)
   Rscript bench/na_smoke.R 2>&1 | tee "$OUT/smoke.log" | tail -70 ;;
 bench|bench-*)
