@@ -209,7 +209,8 @@ NULL
 # the user's function that engine errors and warnings name (gpu_bicor()
 # runs gpu_cor()'s entry).
 .engine_opts <- function(backend, precision, verbose = FALSE,
-                         devices = .opt("gpucor.devices"), cols = NULL, fun = NULL) {
+                         devices = .opt("gpucor.devices"), cols = NULL, fun = NULL,
+                         mul = NULL) {
   list(gpu = backend == "gpu",
        devices = devices,
        single = precision == "single",
@@ -223,5 +224,8 @@ NULL
        progress = .opt("gpucor.progress") && interactive(),
        # verbose reads the engine's team size from the profiling attributes
        profile = .opt("gpucor.profile") || verbose,
-       fun = fun)
+       fun = fun,
+       # gpu_cov's spreads, list(sx, sy, round): the engine multiplies the
+       # correlations into covariances as they land (src/cor.c)
+       mul = mul)
 }

@@ -188,7 +188,7 @@ gpu_cor <- function(x, y = NULL, use = "everything",
     return(r)
   }
   r <- .Call(C_gpucor_cor, x, y, mcode, use, rows,
-             .engine_opts(backend, precision, verbose, devices),
+             .engine_opts(backend, precision, verbose, devices, mul = .cov_mul$spreads),
              if (!is.null(output)) .hdf5_spec(output, ncol(x), q))
   done <- TRUE
   if (verbose) {

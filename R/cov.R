@@ -73,37 +73,48 @@ gpu_cov <- function(x, y = NULL, use = "everything",
     inp <- .cor_input(x, y, use_name, method, assay)
     if (anyNA(inp$x) || anyNA(inp$y)) return(.cov_pairwise(inp, verbose, devices))
   }
-  # the correlations (and every error stats gives), without cor()'s warning
-  r <- withCallingHandlers(
+  # stats' errors first, as gpu_cor() gives them; then the spreads over the
+  # rows used, which the engine multiplies into the correlations as they
+  # land (src/cor.c) -- no pass over the result in R
+  inp <- .cor_input(x, y, use_name, method, assay)
+  cor_r <- function() withCallingHandlers(
     gpu_cor(x, y, use_name, method, backend, precision, devices, verbose),
     warning = function(w)
       if (identical(conditionMessage(w), "the standard deviation is zero"))
         invokeRestart("muffleWarning"))
-  X <- .as_double_matrix(x)
-  Y <- if (is.null(y)) NULL else .as_double_matrix(y)
-  rows <- seq_len(nrow(X))
-  if (use_name %in% c("complete.obs", "na.or.complete"))
-    rows <- which(if (is.null(Y)) stats::complete.cases(X) else stats::complete.cases(X, Y))
-  if (length(rows) < 2L)
+  if (inp$nobs < 2L) {
+    cor_r()
     return(stats::cov(x, y, use = use_name, method = method))
-  X <- X[rows, , drop = FALSE]
-  if (!is.null(Y)) Y <- Y[rows, , drop = FALSE]
+  }
+  X <- inp$x
+  Y <- inp$y
+  if (!is.null(inp$rows)) {
+    X <- X[inp$rows + 1L, , drop = FALSE]
+    if (!is.null(Y)) Y <- Y[inp$rows + 1L, , drop = FALSE]
+  }
   Yo <- if (is.null(Y)) X else Y
   sx <- .cov_spread(X, method)
   sy <- if (is.null(Y)) sx else .cov_spread(Y, method)
-  # r s_i s_j on the threads, in place (src/cov.c; r is bound here only, so
-  # it is not copied: no helper function takes it); a row or column without
-  # a correlation (zero spread: all its values NA) is taken from stats
-  d <- dim(r)
-  if (is.null(d)) dim(r) <- c(length(sx), length(sy))
-  res <- .Call(C_gpucor_cov_scale, r, sx, sy, method == "kendall", is.null(Y), FALSE,
-               .threads())
-  r <- res[[1L]]
-  for (i in res[[2L]]) r[i, ] <- stats::cov(X[, i], Yo, method = method)
-  for (j in res[[3L]]) r[, j] <- stats::cov(X, Yo[, j], method = method)
-  if (is.null(d)) dim(r) <- NULL
+  .cov_mul$spreads <- list(sx, sy, method == "kendall")
+  on.exit(.cov_mul$spreads <- NULL, add = TRUE)
+  r <- cor_r()
+  .cov_mul$spreads <- NULL
+  # a row or column without a correlation (zero spread: all its values NA)
+  # is taken from stats
+  bad <- .Call(C_gpucor_cov_bad, r, sx, sy, is.null(Y))
+  if (length(bad[[1L]]) || length(bad[[2L]])) {
+    d <- dim(r)
+    if (is.null(d)) dim(r) <- c(length(sx), length(sy))
+    for (i in bad[[1L]]) r[i, ] <- stats::cov(X[, i], Yo, method = method)
+    for (j in bad[[2L]]) r[, j] <- stats::cov(X, Yo[, j], method = method)
+    if (is.null(d)) dim(r) <- NULL
+  }
   r
 }
+
+# gpu_cov()'s spreads on their way to the engine (.engine_opts(mul =)), set
+# only around its call of gpu_cor().
+.cov_mul <- new.env(parent = emptyenv())
 
 # What turns a column's correlations into covariances: the standard
 # deviation (of the ranks, for Spearman) over the rows used, by colMeans()'

@@ -107,6 +107,19 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts, SEX
     if (!isNull(file)) LOGICAL(ans)[0] = TRUE;
     gc_sink sink = {SINK_DENSE, EPI_IDENTITY, isNull(y), p, q,
                     isNull(file) ? REAL(ans) : NULL};
+    /* gpu_cov's spreads (option 'mul': list(sx, sy, round)): the GPU's
+     * commits multiply as the values land; after the CPU engine, one pass
+     * on the threads */
+    SEXP mul = gpucor_field_or_null(opts, "mul");
+    if (!isNull(mul)) {
+        if (!isNull(file) || TYPEOF(mul) != VECSXP || XLENGTH(mul) != 3 ||
+            TYPEOF(VECTOR_ELT(mul, 0)) != REALSXP || TYPEOF(VECTOR_ELT(mul, 1)) != REALSXP ||
+            (size_t) XLENGTH(VECTOR_ELT(mul, 0)) != p || (size_t) XLENGTH(VECTOR_ELT(mul, 1)) != q)
+            error("internal error: invalid option 'mul'");
+        sink.mul_row = REAL(VECTOR_ELT(mul, 0));
+        sink.mul_col = REAL(VECTOR_ELT(mul, 1));
+        sink.mul_round = asLogical(VECTOR_ELT(mul, 2)) == TRUE;
+    }
     gpucor_progress pr;
     gc_host host;
     gpucor_host_init(&host, &o, &pr);
@@ -125,6 +138,9 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts, SEX
         UNPROTECT(nprot);
         gpucor_raise_msg(status, fun, msg);
     }
+    if (sink.mul_row && used)
+        gc_copy_out_mul(sink.out, NULL, 0, p * q, 0, 1.0, p, sink.mul_row, sink.mul_col,
+                        sink.mul_round, o.nthreads);
     if (used) gpucor_set_threads(ans, &o, used);
     else {
         gpucor_set_timing(ans, &o, host.seconds);

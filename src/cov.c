@@ -9,6 +9,7 @@
 #include <Rinternals.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "cpu/cpu.h"
 #ifdef _OPENMP
 #include <omp.h>
@@ -43,7 +44,9 @@ SEXP gpucor_cov_scale(SEXP r, SEXP sx, SEXP sy, SEXP kendall, SEXP symmetric,
     for (size_t i = 0; i < p; i++) known_p += !ISNAN(a[i]);
     /* NA counts: per column directly, per row in one slot a thread */
     size_t *colna = (size_t *) R_alloc(q ? q : 1, sizeof(size_t));
-    char *rowsel = R_alloc(p ? p : 1, 1);
+    char *rowsel = R_alloc(p ? p : 1, 1), *colsel = R_alloc(q ? q : 1, 1);
+    char *diagna = R_alloc(p ? p : 1, 1);
+    memset(diagna, 0, p ? p : 1);
     size_t *rowna = (size_t *) calloc((size_t) nt * (p ? p : 1), sizeof(size_t));
     if (!rowna) error("gpu_cov: out of memory");
 #ifdef _OPENMP
@@ -58,14 +61,21 @@ SEXP gpucor_cov_scale(SEXP r, SEXP sx, SEXP sy, SEXP kendall, SEXP symmetric,
         double *c = v + j * p;
         int bj = !ISNAN(b[j]);
         for (size_t i = 0; i < p; i++) {
-            int na = ISNAN(c[i]) || (sym && i == j);
-            if (bj && !ISNAN(a[i])) {
+            /* the diagonal is counted apart (diagna): cor() gives 1 there
+             * even for a column without a correlation */
+            if (sym && i == j) {
+                diagna[i] = ISNAN(c[i]);
+                if (keep_na && (!bj || ISNAN(a[i]))) continue;
+            } else if (bj && !ISNAN(a[i])) {
+                int na = ISNAN(c[i]);
                 cn += na;
                 rn[i] += na;
             } else if (keep_na) {
                 continue;
             }
-            double s = c[i] * a[i] * b[j];
+            /* s_i s_j first: the product is then the same for (i, j) and
+             * (j, i), and a symmetric result stays exactly symmetric */
+            double s = c[i] * (a[i] * b[j]);
             c[i] = round_int && !ISNAN(s) ? nearbyint(s) : s;
         }
         colna[j] = cn;
@@ -75,9 +85,18 @@ SEXP gpucor_cov_scale(SEXP r, SEXP sx, SEXP sy, SEXP kendall, SEXP symmetric,
     /* which rows: decided before rowna is freed, so that no R allocation
      * (which may longjmp) happens while it is held */
     size_t nr = 0, nc = 0;
-    for (size_t i = 0; i < p; i++) nr += rowsel[i] = !ISNAN(a[i]) && rowna[i] == known_q;
+    /* bad: every known value off the diagonal NA, and there is one (or
+     * the diagonal is NA too: a lone column without a correlation) */
+    for (size_t i = 0; i < p; i++) {
+        size_t others = known_q - (sym && !ISNAN(a[i]));
+        nr += rowsel[i] = !ISNAN(a[i]) && rowna[i] == others && (others > 0 || diagna[i]);
+    }
     free(rowna);
-    for (size_t j = 0; j < q; j++) nc += !ISNAN(b[j]) && colna[j] == known_p;
+    for (size_t j = 0; j < q; j++) {
+        size_t others = known_p - (sym && !ISNAN(b[j]));
+        colsel[j] = !ISNAN(b[j]) && colna[j] == others && (others > 0 || (sym && diagna[j]));
+        nc += colsel[j];
+    }
     SEXP ans = PROTECT(allocVector(VECSXP, 3)); nprot++;
     SET_VECTOR_ELT(ans, 0, r);
     SEXP rows = allocVector(INTSXP, (R_xlen_t) nr);
@@ -88,7 +107,7 @@ SEXP gpucor_cov_scale(SEXP r, SEXP sx, SEXP sy, SEXP kendall, SEXP symmetric,
     for (size_t i = 0; i < p; i++)
         if (rowsel[i]) INTEGER(rows)[nr++] = (int) i + 1;
     for (size_t j = 0; j < q; j++)
-        if (!ISNAN(b[j]) && colna[j] == known_p) INTEGER(cols)[nc++] = (int) j + 1;
+        if (colsel[j]) INTEGER(cols)[nc++] = (int) j + 1;
     UNPROTECT(nprot);
     return ans;
 }
@@ -167,6 +186,63 @@ SEXP gpucor_col_spread(SEXP x, SEXP method, SEXP threads)
 #endif
         out[j] = col_spread(px + j * n, n, m, w + (size_t) t * n, idx + (size_t) t * 2 * n);
     }
+    UNPROTECT(1);
+    return ans;
+}
+
+/* The rows and columns of gpu_cov()'s covariances (outside pairwise mode)
+ * that have no correlation: list(rows, cols), 1-based, among those with a
+ * known spread.  Outside pairwise mode a value is NA exactly when its row
+ * or its column has no correlation (stats' rules are per column), so one
+ * column with a value somewhere tells every row apart, and one row every
+ * column: O(p + q) reads, not a pass over the result.  Columns before the
+ * first good one are read whole (each is bad, or the good one). */
+SEXP gpucor_cov_bad(SEXP r, SEXP sx, SEXP sy, SEXP symmetric)
+{
+    if (TYPEOF(r) != REALSXP || TYPEOF(sx) != REALSXP || TYPEOF(sy) != REALSXP)
+        error("internal error: gpucor_cov_bad takes doubles");
+    size_t p = (size_t) XLENGTH(sx), q = (size_t) XLENGTH(sy);
+    if ((size_t) XLENGTH(r) != p * q) error("internal error: gpucor_cov_bad's sizes");
+    int sym = asLogical(symmetric) == TRUE;
+    const double *v = REAL(r), *a = REAL(sx), *b = REAL(sy);
+    char *rowbad = R_alloc(p ? p : 1, 1), *colbad = R_alloc(q ? q : 1, 1);
+    size_t gi = p, gj = q;                 /* a good row and column: a value at (gi, gj) */
+    for (size_t j = 0; j < q && gj == q; j++) {
+        colbad[j] = 0;
+        if (ISNAN(b[j])) continue;
+        for (size_t i = 0; i < p; i++)
+            if (!ISNAN(a[i]) && !(sym && i == j) && !ISNAN(v[i + j * p])) {
+                gi = i;
+                gj = j;
+                break;
+            }
+        colbad[j] = gj == q;
+    }
+    /* without a good column every known value off the diagonal is NA: a
+     * row is bad when it has such values, or (a lone known column) when
+     * its diagonal is NA too -- cor() gives 1 there otherwise */
+    size_t known_p = 0;
+    for (size_t i = 0; i < p; i++) known_p += !ISNAN(a[i]);
+    for (size_t i = 0; i < p; i++)
+        rowbad[i] = !ISNAN(a[i]) &&
+            (gj < q ? ISNAN(v[i + gj * p]) && !(sym && i == gj)
+                    : !sym || known_p > 1 || ISNAN(v[i + i * p]));
+    /* the columns: a symmetric result's are its rows; else those scanned
+     * whole before the good one are bad, the others NA in the good row */
+    for (size_t j = 0; j < q; j++)
+        colbad[j] = sym ? rowbad[j]
+                  : !ISNAN(b[j]) && (j < gj ? colbad[j] : gj == q || ISNAN(v[gi + j * p]));
+    size_t nr = 0, nc = 0;
+    for (size_t i = 0; i < p; i++) nr += rowbad[i];
+    for (size_t j = 0; j < q; j++) nc += colbad[j];
+    SEXP ans = PROTECT(allocVector(VECSXP, 2));
+    SEXP rows = allocVector(INTSXP, (R_xlen_t) nr);
+    SET_VECTOR_ELT(ans, 0, rows);
+    SEXP cols = allocVector(INTSXP, (R_xlen_t) nc);
+    SET_VECTOR_ELT(ans, 1, cols);
+    nr = nc = 0;
+    for (size_t i = 0; i < p; i++) if (rowbad[i]) INTEGER(rows)[nr++] = (int) i + 1;
+    for (size_t j = 0; j < q; j++) if (colbad[j]) INTEGER(cols)[nc++] = (int) j + 1;
     UNPROTECT(1);
     return ans;
 }

@@ -20,6 +20,16 @@ SEXP gpucor_field(SEXP list, const char *name)
 }
 #define field gpucor_field
 
+/* An optional field: R_NilValue when the list has none. */
+SEXP gpucor_field_or_null(SEXP list, const char *name)
+{
+    SEXP names = getAttrib(list, R_NamesSymbol);
+    if (TYPEOF(list) != VECSXP || isNull(names)) return R_NilValue;
+    for (R_xlen_t k = 0; k < XLENGTH(list); k++)
+        if (!strcmp(CHAR(STRING_ELT(names, k)), name)) return VECTOR_ELT(list, k);
+    return R_NilValue;
+}
+
 static int flag(SEXP list, const char *name)
 {
     return asLogical(field(list, name)) == TRUE;

@@ -29,6 +29,7 @@ void gpucor_opts(SEXP list, gc_opts *o);
 size_t gpucor_ranges(SEXP list, const double **r);
 /* The element 'name' of a named list from R (an internal error if none). */
 SEXP gpucor_field(SEXP list, const char *name);
+SEXP gpucor_field_or_null(SEXP list, const char *name);
 void gpucor_host_init(gc_host *h, const gc_opts *o, gpucor_progress *pr);
 /* With option gpucor.profile: the GPU's stage times (waiting for the
  * device, committing into R memory, total) as attribute "timing", and the

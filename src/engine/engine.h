@@ -166,6 +166,11 @@ typedef struct {
                             whole in memory (file.h); the CPU engine then
                             makes a symmetric result's tiles above the
                             diagonal too, as mirrored lower ones */
+    const double *mul_row, *mul_col;   /* SINK_DENSE, GPU commits: each value
+                            (i, j) times mul_row[i] * mul_col[j] as it lands
+                            (gpu_cov's spreads: covariances from correlations
+                            without another pass over the result); NULL: none */
+    int mul_round;       /* ... then rounded to an integer (Kendall's) */
 } gc_sink;
 
 size_t gc_sink_len(const gc_sink *s);
@@ -222,6 +227,12 @@ void gc_advise_huge(void *p, size_t bytes);
  * pages, so that no two threads fault the same page of fresh memory. */
 void gc_copy_out(double *dst, const void *src, size_t count, int is_float,
                  double scale, int nthreads);
+/* The same into the p-row matrix out at out[offset ...], each value (i, j)
+ * then times mr[i] * mc[j] (rounded to an integer when round_int); with
+ * src NULL, in place over out[offset .. offset + count - 1]. */
+void gc_copy_out_mul(double *out, const void *src, size_t offset, size_t count,
+                     int is_float, double scale, size_t p, const double *mr,
+                     const double *mc, int round_int, int nthreads);
 
 /* Bits of the float NaN that stands for NA in single-precision output. */
 #define GPUCOR_FLOAT_NA_BITS 0x7fc007a2u

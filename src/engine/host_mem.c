@@ -12,6 +12,7 @@
  */
 #include <string.h>
 #include <stdint.h>
+#include <math.h>
 #if defined(__unix__) || defined(__APPLE__)
 #include <sys/mman.h>
 #endif
@@ -65,5 +66,45 @@ void gc_copy_out(double *dst, const void *src, size_t count, int is_float,
         size_t hi = c == 0 ? head : lo + per;
         if (hi > count) hi = count;
         if (lo < hi) copy_range(dst, src, lo, hi, is_float, scale);
+    }
+}
+
+/* Values lo .. hi - 1 of a range that starts at element 'offset' of a
+ * p-row matrix: copied (src) or kept (src NULL), then times mr[i] * mc[j],
+ * s_i s_j first so that (i, j) and (j, i) get the same product. */
+static void mul_range(double *out, const void *src, size_t offset, size_t lo, size_t hi,
+                      int is_float, double scale, size_t p, const double *mr,
+                      const double *mc, int round_int)
+{
+    if (src) copy_range(out + offset, src, lo, hi, is_float, scale);
+    double *d = out + offset;
+    size_t g = offset + lo, i = g % p, j = g / p;
+    for (size_t k = lo; k < hi; k++) {
+        double v = d[k] * (mr[i] * mc[j]);
+        d[k] = round_int ? nearbyint(v) : v;
+        if (++i == p) { i = 0; j++; }
+    }
+}
+
+void gc_copy_out_mul(double *out, const void *src, size_t offset, size_t count,
+                     int is_float, double scale, size_t p, const double *mr,
+                     const double *mc, int round_int, int nthreads)
+{
+    if (!count || !p) return;
+    const size_t per = HUGE_PAGE / sizeof(double);
+    double *dst = out + offset;
+    size_t head = (size_t) (((uintptr_t) dst + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE
+                            - (uintptr_t) dst) / sizeof(double);
+    if (head > count) head = count;
+    size_t nchunks = 1 + (count - head + per - 1) / per;
+    if (nthreads < 1) nthreads = 1;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (nchunks > 2)
+#endif
+    for (size_t c = 0; c < nchunks; c++) {
+        size_t lo = c == 0 ? 0 : head + (c - 1) * per;
+        size_t hi = c == 0 ? head : lo + per;
+        if (hi > count) hi = count;
+        if (lo < hi) mul_range(out, src, offset, lo, hi, is_float, scale, p, mr, mc, round_int);
     }
 }

@@ -61,5 +61,8 @@ void gc_sink_commit(const gc_sink *s, const gc_tile *t, size_t offset,
             gc_copy_out(s->out + (a - lo), (const char *) t->val + (a - offset) * esz, b - a,
                         t->is_float, t->scale, nthreads);
     }
+    else if (s->kind == SINK_DENSE && s->mul_row)
+        gc_copy_out_mul(s->out, t->val, offset, count, t->is_float, t->scale,
+                        s->ld ? s->ld : s->p, s->mul_row, s->mul_col, s->mul_round, nthreads);
     else gc_copy_out(s->out + offset, t->val, count, t->is_float, t->scale, nthreads);
 }

@@ -126,3 +126,26 @@ test_that("pairwise covariances with NA: the pairs that meet an NA are stats' to
     expect_true(all(d <= 1e-12 * pmax(s[!meets_na], 1e-300) | d == 0, na.rm = TRUE), label = lab)
   }
 })
+
+test_that("gpu_cov(): columns without a correlation anywhere, taken from stats (issue 32's covariances in place)", {
+  info <- new_seed()
+  b <- c("cpu", if (isTRUE(as.vector(gpucor::gpu_available()))) "gpu")
+  x <- rmat(12, 5)
+  cases <- list(first = replace(x, cbind(1:12, 1), 3),        # a constant first column
+                all = matrix(2, 12, 4),                       # every column constant
+                lone = x[, 2, drop = FALSE],                  # one column
+                lone_const = matrix(7, 12, 1),
+                ties = round(x))
+  for (nm in names(cases)) for (method in c("pearson", "spearman", "kendall"))
+    for (with_y in c(FALSE, TRUE)) for (be in b) {
+      a <- cases[[nm]]
+      y <- if (with_y) cbind(x[, 4], 1) else NULL
+      want <- stats::cov(a, y, method = method)
+      got <- gpucor::gpu_cov(a, y, method = method, backend = be)
+      lab <- sprintf("%s, %s, y = %s, %s; %s", nm, method, with_y, be, info)
+      expect_identical(dim(got), dim(want), label = lab)
+      expect_identical(is.na(got), is.na(want), label = lab)
+      expect_equal(got, want, tolerance = 1e-13, label = lab)
+      if (!with_y) expect_identical(got, t(got), label = paste(lab, "(exactly symmetric)"))
+    }
+})
