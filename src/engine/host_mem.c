@@ -70,17 +70,22 @@ void gc_copy_out(double *dst, const void *src, size_t count, int is_float,
 }
 
 /* Values lo .. hi - 1 of a range that starts at element 'offset' of a
- * p-row matrix: copied (src) or kept (src NULL), then times mr[i] * mc[j],
- * s_i s_j first so that (i, j) and (j, i) get the same product. */
+ * p-row matrix: read from src (src NULL: from out itself), times
+ * mr[i] * mc[j] -- s_i s_j first, so that (i, j) and (j, i) get the same
+ * product -- and written in the same pass (a copy and then a second pass
+ * over the chunk cost gpu_cov a third of gpu_cor's time on the H100). */
 static void mul_range(double *out, const void *src, size_t offset, size_t lo, size_t hi,
                       int is_float, double scale, size_t p, const double *mr,
                       const double *mc, int round_int)
 {
-    if (src) copy_range(out + offset, src, lo, hi, is_float, scale);
     double *d = out + offset;
+    const double *sd = src ? (const double *) src : d;
+    const float *sf = (const float *) src;
     size_t g = offset + lo, i = g % p, j = g / p;
     for (size_t k = lo; k < hi; k++) {
-        double v = d[k] * (mr[i] * mc[j]);
+        double v = is_float ? (gc_float_is_na(sf[k]) ? gpucor_na_real : (double) sf[k] * scale)
+                            : sd[k];
+        v *= mr[i] * mc[j];
         d[k] = round_int ? nearbyint(v) : v;
         if (++i == p) { i = 0; j++; }
     }
