@@ -69,14 +69,12 @@ gpu_cov <- function(x, y = NULL, use = "everything",
       stop("supply both 'x' and 'y' or a matrix-like 'x'")
     stop("cannot handle 'pairwise.complete.obs'")
   }
-  if (use_name == "pairwise.complete.obs") {
-    inp <- .cor_input(x, y, use_name, method, assay)
-    if (anyNA(inp$x) || anyNA(inp$y)) return(.cov_pairwise(inp, verbose, devices))
-  }
-  # stats' errors first, as gpu_cor() gives them; then the spreads over the
-  # rows used, which the engine multiplies into the correlations as they
-  # land (src/cor.c) -- no pass over the result in R
+  # stats' errors first, as gpu_cor() gives them
   inp <- .cor_input(x, y, use_name, method, assay)
+  if (use_name == "pairwise.complete.obs" && (anyNA(inp$x) || anyNA(inp$y)))
+    return(.cov_pairwise(inp, verbose, devices))
+  # the spreads over the rows used, which the engine multiplies into the
+  # correlations as they land (src/cor.c): no pass over the result in R
   cor_r <- function() withCallingHandlers(
     gpu_cor(x, y, use_name, method, backend, precision, devices, verbose),
     warning = function(w)
@@ -145,7 +143,7 @@ gpu_cov <- function(x, y = NULL, use = "everything",
   # column with NA has an NA spread and keeps the engine's covariances
   sx <- .cov_spread(X, "pearson")
   sy <- if (is.null(Y)) sx else .cov_spread(Y, "pearson")
-  res <- .Call(C_gpucor_cov_scale, r, sx, sy, FALSE, is.null(Y), TRUE, .threads())
+  res <- .Call(C_gpucor_cov_scale, r, sx, sy, is.null(Y), .threads())
   r <- res[[1L]]
   for (i in res[[2L]]) r[i, ] <- stats::cov(X[, i], Yo, use = "pairwise.complete.obs")
   for (j in res[[3L]]) r[, j] <- stats::cov(X, Yo[, j], use = "pairwise.complete.obs")

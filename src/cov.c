@@ -1,9 +1,10 @@
 /*
- * cov.c -- gpu_cov()'s covariances from gpu_cor()'s correlations, in place
- * and on the threads (R/cov.R): c_ij = r_ij s_i s_j, Kendall's rounded to
- * the integer stats' sum of sign products is.  Before this, R did it in
- * about ten single-threaded passes over the p x q result, 25 s of a 27 s
- * call at 300 x 20000 on the H100 machine.
+ * cov.c -- what gpu_cov() needs beside the engine (R/cov.R): the spreads
+ * s_i that make covariances r_ij s_i s_j of correlations (the engine
+ * multiplies them in as the values land: sink mul_row/mul_col), the
+ * columns without a correlation, and the pairwise mode's scaling.  Before
+ * this, R did it in about ten single-threaded passes over the p x q
+ * result, 25 s of a 27 s call at 300 x 20000 on the H100 machine.
  */
 #include <R.h>
 #include <Rinternals.h>
@@ -15,24 +16,32 @@
 #include <omp.h>
 #endif
 
-/* r (p x q doubles; modified in place unless R shares it) times sx[i] sy[j]
- * where both are known; a pair with an NA spread keeps its value when
- * 'keep' (gpu_cov's pairwise covariances of columns with NA), else
- * becomes NA.  Returns list(r, rows, cols):
- * the scaled r, the 1-based
- * i with sx[i] known whose r[i, j] are all NA over the j with sy[j] known
- * (the diagonal of a symmetric result counted as NA: cor() gives 1
- * there), and the same for the columns -- columns without a correlation,
- * whose covariances R takes from stats. */
-SEXP gpucor_cov_scale(SEXP r, SEXP sx, SEXP sy, SEXP kendall, SEXP symmetric,
-                      SEXP keep, SEXP threads)
+static inline int thread_num(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+/* gpu_cov(use = "pairwise.complete.obs") of data with NA: r (p x q, the
+ * CPU engine's covariances for the pairs that meet an NA, correlations for
+ * the pairs of complete columns; modified in place unless R shares it)
+ * times sx[i] sy[j] where both spreads are known (complete columns), the
+ * other pairs kept.  Returns list(r, rows, cols): the scaled r and the
+ * 1-based rows with a known spread whose known values off the diagonal are
+ * all NA (and there is one, or the diagonal is NA too: cor() gives 1 there
+ * even for a column without a correlation), the same for the columns --
+ * complete columns without a correlation, whose covariances R takes from
+ * stats. */
+SEXP gpucor_cov_scale(SEXP r, SEXP sx, SEXP sy, SEXP symmetric, SEXP threads)
 {
     if (TYPEOF(r) != REALSXP || TYPEOF(sx) != REALSXP || TYPEOF(sy) != REALSXP)
         error("internal error: gpucor_cov_scale takes doubles");
     size_t p = (size_t) XLENGTH(sx), q = (size_t) XLENGTH(sy);
     if ((size_t) XLENGTH(r) != p * q) error("internal error: gpucor_cov_scale's sizes");
-    int round_int = asLogical(kendall) == TRUE, sym = asLogical(symmetric) == TRUE;
-    int keep_na = asLogical(keep) == TRUE;
+    int sym = asLogical(symmetric) == TRUE;
     int nt = asInteger(threads);
     if (nt == NA_INTEGER || nt < 1) nt = 1;
     int nprot = 0;
@@ -53,11 +62,7 @@ SEXP gpucor_cov_scale(SEXP r, SEXP sx, SEXP sy, SEXP kendall, SEXP symmetric,
 #pragma omp parallel for schedule(static) num_threads(nt)
 #endif
     for (size_t j = 0; j < q; j++) {
-        int t = 0;
-#ifdef _OPENMP
-        t = omp_get_thread_num();
-#endif
-        size_t *rn = rowna + (size_t) t * p, cn = 0;
+        size_t *rn = rowna + (size_t) thread_num() * p, cn = 0;
         double *c = v + j * p;
         int bj = !ISNAN(b[j]);
         for (size_t i = 0; i < p; i++) {
@@ -65,18 +70,17 @@ SEXP gpucor_cov_scale(SEXP r, SEXP sx, SEXP sy, SEXP kendall, SEXP symmetric,
              * even for a column without a correlation */
             if (sym && i == j) {
                 diagna[i] = ISNAN(c[i]);
-                if (keep_na && (!bj || ISNAN(a[i]))) continue;
+                if (!bj || ISNAN(a[i])) continue;
             } else if (bj && !ISNAN(a[i])) {
                 int na = ISNAN(c[i]);
                 cn += na;
                 rn[i] += na;
-            } else if (keep_na) {
+            } else {
                 continue;
             }
             /* s_i s_j first: the product is then the same for (i, j) and
              * (j, i), and a symmetric result stays exactly symmetric */
-            double s = c[i] * (a[i] * b[j]);
-            c[i] = round_int && !ISNAN(s) ? nearbyint(s) : s;
+            c[i] *= a[i] * b[j];
         }
         colna[j] = cn;
     }
@@ -180,11 +184,8 @@ SEXP gpucor_col_spread(SEXP x, SEXP method, SEXP threads)
 #pragma omp parallel for schedule(dynamic, 64) num_threads(nt)
 #endif
     for (size_t j = 0; j < p; j++) {
-        int t = 0;
-#ifdef _OPENMP
-        t = omp_get_thread_num();
-#endif
-        out[j] = col_spread(px + j * n, n, m, w + (size_t) t * n, idx + (size_t) t * 2 * n);
+        size_t t = (size_t) thread_num();
+        out[j] = col_spread(px + j * n, n, m, w + t * n, idx + t * 2 * n);
     }
     UNPROTECT(1);
     return ans;

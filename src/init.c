@@ -13,8 +13,7 @@ SEXP gpucor_hdf5_available(void);
 SEXP gpucor_hdf5_virtual(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP gpucor_ship_write(SEXP x, SEXP paths, SEXP threads);
 SEXP gpucor_ship_gather(SEXP parts, SEXP type, SEXP threads);
-SEXP gpucor_cov_scale(SEXP r, SEXP sx, SEXP sy, SEXP kendall, SEXP symmetric,
-                      SEXP keep, SEXP threads);
+SEXP gpucor_cov_scale(SEXP r, SEXP sx, SEXP sy, SEXP symmetric, SEXP threads);
 SEXP gpucor_col_spread(SEXP x, SEXP method, SEXP threads);
 SEXP gpucor_cov_bad(SEXP r, SEXP sx, SEXP sy, SEXP symmetric);
 SEXP gpucor_sparse_cor(SEXP colptr, SEXP rowind, SEXP val, SEXP nrow, SEXP spearman,
@@ -71,7 +70,7 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_hdf5_virtual, 7),
     CALLDEF(gpucor_ship_write, 3),
     CALLDEF(gpucor_ship_gather, 3),
-    CALLDEF(gpucor_cov_scale, 7),
+    CALLDEF(gpucor_cov_scale, 5),
     CALLDEF(gpucor_col_spread, 3),
     CALLDEF(gpucor_cov_bad, 4),
     CALLDEF(gpucor_sparse_cor, 6),

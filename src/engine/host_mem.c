@@ -47,28 +47,6 @@ static void copy_range(double *dst, const void *src, size_t lo, size_t hi,
         dst[k] = gc_float_is_na(s[k]) ? gpucor_na_real : (double) s[k] * scale;
 }
 
-void gc_copy_out(double *dst, const void *src, size_t count, int is_float,
-                 double scale, int nthreads)
-{
-    const size_t per = HUGE_PAGE / sizeof(double);
-    /* chunk c covers the destination's huge page c (the first and the last
-     * partly) */
-    size_t head = (size_t) (((uintptr_t) dst + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE
-                            - (uintptr_t) dst) / sizeof(double);
-    if (head > count) head = count;
-    size_t nchunks = 1 + (count - head + per - 1) / per;
-    if (nthreads < 1) nthreads = 1;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (nchunks > 2)
-#endif
-    for (size_t c = 0; c < nchunks; c++) {
-        size_t lo = c == 0 ? 0 : head + (c - 1) * per;
-        size_t hi = c == 0 ? head : lo + per;
-        if (hi > count) hi = count;
-        if (lo < hi) copy_range(dst, src, lo, hi, is_float, scale);
-    }
-}
-
 /* Values lo .. hi - 1 of a range that starts at element 'offset' of a
  * p-row matrix: read from src (src NULL: from out itself), times
  * mr[i] * mc[j] -- s_i s_j first, so that (i, j) and (j, i) get the same
@@ -91,13 +69,18 @@ static void mul_range(double *out, const void *src, size_t offset, size_t lo, si
     }
 }
 
-void gc_copy_out_mul(double *out, const void *src, size_t offset, size_t count,
+/* The values into out[offset .. offset + count - 1], copied (mr NULL) or
+ * multiplied (mul_range), split over nthreads in chunks of whole huge pages
+ * of the destination, so that no two threads fault the same page. */
+static void copy_out(double *out, const void *src, size_t offset, size_t count,
                      int is_float, double scale, size_t p, const double *mr,
                      const double *mc, int round_int, int nthreads)
 {
-    if (!count || !p) return;
+    if (!count) return;
     const size_t per = HUGE_PAGE / sizeof(double);
     double *dst = out + offset;
+    /* chunk c covers the destination's huge page c (the first and the last
+     * partly) */
     size_t head = (size_t) (((uintptr_t) dst + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE
                             - (uintptr_t) dst) / sizeof(double);
     if (head > count) head = count;
@@ -110,6 +93,21 @@ void gc_copy_out_mul(double *out, const void *src, size_t offset, size_t count,
         size_t lo = c == 0 ? 0 : head + (c - 1) * per;
         size_t hi = c == 0 ? head : lo + per;
         if (hi > count) hi = count;
-        if (lo < hi) mul_range(out, src, offset, lo, hi, is_float, scale, p, mr, mc, round_int);
+        if (lo >= hi) continue;
+        if (mr) mul_range(out, src, offset, lo, hi, is_float, scale, p, mr, mc, round_int);
+        else copy_range(dst, src, lo, hi, is_float, scale);
     }
+}
+
+void gc_copy_out(double *dst, const void *src, size_t count, int is_float,
+                 double scale, int nthreads)
+{
+    copy_out(dst, src, 0, count, is_float, scale, 0, NULL, NULL, 0, nthreads);
+}
+
+void gc_copy_out_mul(double *out, const void *src, size_t offset, size_t count,
+                     int is_float, double scale, size_t p, const double *mr,
+                     const double *mc, int round_int, int nthreads)
+{
+    if (p) copy_out(out, src, offset, count, is_float, scale, p, mr, mc, round_int, nthreads);
 }
