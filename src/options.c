@@ -10,24 +10,29 @@
 #include "gpucor.h"
 #include "status.h"
 
-SEXP gpucor_field(SEXP list, const char *name)
+/* The index of the field 'name' of the named list, -1 when it has none. */
+static R_xlen_t field_index(SEXP list, const char *name)
 {
     SEXP names = getAttrib(list, R_NamesSymbol);
+    if (TYPEOF(list) != VECSXP || isNull(names)) return -1;
     for (R_xlen_t k = 0; k < XLENGTH(list); k++)
-        if (!strcmp(CHAR(STRING_ELT(names, k)), name)) return VECTOR_ELT(list, k);
-    error("internal error: field '%s' missing", name);
-    return R_NilValue;
+        if (!strcmp(CHAR(STRING_ELT(names, k)), name)) return k;
+    return -1;
+}
+
+SEXP gpucor_field(SEXP list, const char *name)
+{
+    R_xlen_t k = field_index(list, name);
+    if (k < 0) error("internal error: field '%s' missing", name);
+    return VECTOR_ELT(list, k);
 }
 #define field gpucor_field
 
 /* An optional field: R_NilValue when the list has none. */
 SEXP gpucor_field_or_null(SEXP list, const char *name)
 {
-    SEXP names = getAttrib(list, R_NamesSymbol);
-    if (TYPEOF(list) != VECSXP || isNull(names)) return R_NilValue;
-    for (R_xlen_t k = 0; k < XLENGTH(list); k++)
-        if (!strcmp(CHAR(STRING_ELT(names, k)), name)) return VECTOR_ELT(list, k);
-    return R_NilValue;
+    R_xlen_t k = field_index(list, name);
+    return k < 0 ? R_NilValue : VECTOR_ELT(list, k);
 }
 
 static int flag(SEXP list, const char *name)
