@@ -1,7 +1,7 @@
 # Ctrl-C during the WGCNA family's long runs: SIGINT (what Ctrl-C sends)
 # after a second must stop gpu_tom() and gpu_bicor()'s pairwise pass at the
 # next tile or panel, raise R's interrupt and leave the session usable.
-#   Rscript bench/interrupt_wgcna.R cpu|gpu   (bench/device.sh interrupt-wgcna: gpu)
+#   Rscript bench/interrupt_wgcna.R cpu|gpu   (tools/device.sh interrupt-wgcna: gpu)
 suppressPackageStartupMessages(library(gpucor))
 be <- commandArgs(TRUE)[1]
 if (is.na(be)) be <- "cpu"

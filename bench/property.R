@@ -2,7 +2,7 @@
 # for several block seeds, each failure's message in full, and a line per seed.
 # Usage: Rscript bench/property.R [scale] [seed ...]
 #   scale: GPUCOR_PROPERTY_CASES (1 = the CI's 1300 gpu_cor + 1000 gpu_dist cases)
-# Run by bench/device.sh property (PROP_SCALE, PROP_SEEDS) on the GPU machine,
+# Run by tools/device.sh property (PROP_SCALE, PROP_SEEDS) on the GPU machine,
 # where every case also runs on the GPU.
 args <- commandArgs(TRUE)
 scale <- if (length(args)) args[1] else "1"

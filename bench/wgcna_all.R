@@ -3,7 +3,7 @@
 # WGCNA::blockwiseModules(maxBlockSize = 12625) on the same machine, with
 # timings and the agreement of the modules; saves inst/extdata/wgcna-all.rds
 # (the vignette prints it).  Run on the GPU machine:
-#   bash bench/device.sh wgcna-all      (the data from .all-exprs.rds, made by
+#   bash tools/device.sh wgcna-all      (the data from .all-exprs.rds, made by
 #   Rscript -e 'saveRDS(Biobase::exprs(ALL::ALL), ".all-exprs.rds", compress = "xz")'
 #   where the ALL package is installed, or from the ALL package)
 suppressPackageStartupMessages({

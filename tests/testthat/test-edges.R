@@ -1,6 +1,6 @@
 # gpu_cor_edges() and gpu_knn() against brute force: cor() + which()/order(),
 # cor.test() per pair, p.adjust(, "BH"), dist() + order().  Every case runs
-# on the CPU engine, and on the GPU where one is usable (bench/device.sh).
+# on the CPU engine, and on the GPU where one is usable (tools/device.sh).
 
 backends <- function() if (isTRUE(as.vector(gpucor::gpu_available()))) c("cpu", "gpu") else "cpu"
 

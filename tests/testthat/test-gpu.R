@@ -1,5 +1,5 @@
 # GPU engine against the CPU engine and stats.  Every test skips where no
-# GPU is usable (CRAN, CI); on the GPU machine they all run (bench/device.sh).
+# GPU is usable (CRAN, CI); on the GPU machine they all run (tools/device.sh).
 
 gpu_vs <- function(got, want, tol, info) {
   expect_identical(dim(got), dim(want), info = info)

@@ -1,5 +1,5 @@
-# bench/bp_smoke.R -- BiocParallel shares on the GPU in this process
-# (SerialParam), small, for compute-sanitizer (device.sh sanitize-bp):
+# tools/bp_smoke.R -- BiocParallel shares on the GPU in this process
+# (SerialParam), small, for compute-sanitizer (tools/device.sh sanitize-bp):
 # the restricted panel plans of every GPU producer the shares use.
 suppressMessages(library(gpucor))
 set.seed(1)

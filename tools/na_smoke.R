@@ -1,7 +1,7 @@
 # Quick check of the GPU's NA and Kendall paths on the GPU machine, before
 # the full test suite: a few GPU-vs-stats comparisons (max |difference|,
 # NA pattern, warnings) and rough timings of the issue's benchmark shapes.
-#   Rscript bench/na_smoke.R
+#   Rscript tools/na_smoke.R
 suppressPackageStartupMessages(library(gpucor))
 stopifnot(gpu_available())
 set.seed(1)

@@ -1,9 +1,9 @@
 #!/bin/bash
-# bench/device.sh -- everything the GPU machine runs, in one call:
+# tools/device.sh -- everything the GPU machine runs, in one call:
 #   install R from the carried bundle, build gpucor with CUDA, run the test
 #   suite (GPU tests included), compute-sanitizer over the GPU tests, and
 #   the GPU benchmark.  Usage there (from the repository root):
-#     bash bench/device.sh [tests] [sanitize] [racecheck] [bench] [bench-<part>]
+#     bash tools/device.sh [tests] [sanitize] [racecheck] [bench] [bench-<part>]
 #                          [identical] [compare] [big] [interrupt] [smoke]
 #                          [devices] [profile] [edges|paths|hclust|wgcna]
 #                          [dist-blocks] [hdf5] [hdf5-peer] [bp|bp-<part>]
@@ -20,8 +20,8 @@ set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 what=${*:-tests sanitize bench}
 t0=$(date +%s)
-# the R bundle: .rbundle (../shared/GPU.md, bench/rbundle/README.md), or
-# RBUNDLE=.rbundle-h (bench/rbundle/r-bundle-hdf5: HDF5Array, BiocParallel
+# the R bundle: .rbundle (../shared/GPU.md, tools/rbundle/README.md), or
+# RBUNDLE=.rbundle-h (tools/rbundle/r-bundle-hdf5: HDF5Array, BiocParallel
 # and HDF5 for gpucor's build, set up by its hdf5-env.sh)
 RBUNDLE=${RBUNDLE:-.rbundle}
 bash "$RBUNDLE/r-unbundle" "$RBUNDLE/r-bundle.tar.xz" >/dev/null || exit 1
@@ -31,8 +31,7 @@ mkdir -p /tmp/lib /tmp/libbase
 build() {   # build SRC LIB LOG
   (cd "$1" && CUDA_ARCH=${CUDA_ARCH:-90} MAKEFLAGS=-j8 R CMD INSTALL --library="$2" . >"$3" 2>&1)
 }
-if [ -n "${NOBUILD:-}" ]; then :   # steps that need no R (copyout)
-elif [ ! -f /tmp/lib/gpucor/DESCRIPTION ] || [ -n "${REBUILD:-}" ]; then
+if [ ! -f /tmp/lib/gpucor/DESCRIPTION ] || [ -n "${REBUILD:-}" ]; then
   build . /tmp/lib "$OUT/install.log" &
   if [ -d .bench-base ] && [ ! -f /tmp/libbase/gpucor/DESCRIPTION ]; then
     build .bench-base /tmp/libbase "$OUT/install-base.log" &
@@ -121,13 +120,13 @@ R
   echo "compute-sanitizer racecheck exit: $?"; tail -3 "$OUT/racecheck.log"; tail -1 "$OUT/racecheck-run.log" ;;
 dist-file)
   # gpu_dist(output =) of the correlation distances on the GPU
-  Rscript bench/dist_file_smoke.R 2>&1 | tee "$OUT/dist-file.log" | tail -100 ;;
+  Rscript tools/dist_file_smoke.R 2>&1 | tee "$OUT/dist-file.log" | tail -100 ;;
 sanitize-dist-file)
   # the same, small, under memcheck (leak check) and racecheck
   for tool in memcheck racecheck; do
     extra=""; [ $tool = memcheck ] && extra="--leak-check full"
     SMALL=1 /usr/local/cuda/bin/compute-sanitizer --tool $tool $extra --error-exitcode 9 \
-      --log-file "$OUT/$tool-dist-file.log" Rscript bench/dist_file_smoke.R > "$OUT/$tool-dist-file-run.log" 2>&1
+      --log-file "$OUT/$tool-dist-file.log" Rscript tools/dist_file_smoke.R > "$OUT/$tool-dist-file-run.log" 2>&1
     echo "compute-sanitizer $tool (dist-file) exit: $?"; tail -2 "$OUT/$tool-dist-file.log"; tail -1 "$OUT/$tool-dist-file-run.log"
   done ;;
 racecheck-hclust)
@@ -173,7 +172,7 @@ interrupt-wgcna)
   Rscript bench/interrupt_wgcna.R gpu 2>&1 | tee "$OUT/interrupt-wgcna.log" | grep -v '^$' ;;
 wgcna-smoke)
   # the GPU against the CPU engine for every WGCNA function, before the tests
-  Rscript bench/wgcna_smoke.R 2>&1 | tee "$OUT/wgcna-smoke.log" | tail -40 ;;
+  Rscript tools/wgcna_smoke.R 2>&1 | tee "$OUT/wgcna-smoke.log" | tail -40 ;;
 identical)
   # bitwise identity with the build of .bench-base, both engines
   [ -f /tmp/libbase/gpucor/DESCRIPTION ] || { echo "no .bench-base build"; tail -20 "$OUT/install-base.log"; continue; }
@@ -215,8 +214,8 @@ devices)
 profile)
   Rscript bench/profile_dense.R 20000 50000 2>&1 | tee "$OUT/profile.log" | tail -8 ;;
 dist-blocks)
-  # gpu_dist()'s block reading on the GPU (bench/dist_blocks_smoke.R)
-  Rscript bench/dist_blocks_smoke.R 2>&1 | tee "$OUT/dist-blocks.log" | tail -12 ;;
+  # gpu_dist()'s block reading on the GPU (tools/dist_blocks_smoke.R)
+  Rscript tools/dist_blocks_smoke.R 2>&1 | tee "$OUT/dist-blocks.log" | tail -12 ;;
 hdf5|hdf5-peer)
   # gpu_cor(output = gpu_hdf5()) against dd and the peer (bench/hdf5.R);
   # needs HDF5: carry .rbundle-h, RBUNDLE=.rbundle-h
@@ -245,28 +244,23 @@ hdf5-prof)
   Rscript bench/hdf5.R dd 2>&1 | tee -a "$OUT/hdf5-prof.log" | tail -3
   rm -rf "$GPUCOR_BENCH_DIR" ;;
 hdf5-network)
-  # the WGCNA functions' HDF5 output on the GPU (bench/hdf5_network_smoke.R)
-  Rscript bench/hdf5_network_smoke.R 2>&1 | tee "$OUT/hdf5-network.log" | tail -8 ;;
+  # the WGCNA functions' HDF5 output on the GPU (tools/hdf5_network_smoke.R)
+  Rscript tools/hdf5_network_smoke.R 2>&1 | tee "$OUT/hdf5-network.log" | tail -8 ;;
 sanitize-bp)
-  # memcheck (leak check) and racecheck over bench/bp_smoke.R
+  # memcheck (leak check) and racecheck over tools/bp_smoke.R
   /usr/local/cuda/bin/compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
-    --log-file "$OUT/sanitizer-bp.log" Rscript bench/bp_smoke.R > "$OUT/sanitize-bp-run.log" 2>&1
+    --log-file "$OUT/sanitizer-bp.log" Rscript tools/bp_smoke.R > "$OUT/sanitize-bp-run.log" 2>&1
   echo "compute-sanitizer memcheck (bp) exit: $?"; tail -2 "$OUT/sanitizer-bp.log"; tail -1 "$OUT/sanitize-bp-run.log"
   /usr/local/cuda/bin/compute-sanitizer --tool racecheck --error-exitcode 9 \
-    --log-file "$OUT/racecheck-bp.log" Rscript bench/bp_smoke.R > "$OUT/racecheck-bp-run.log" 2>&1
+    --log-file "$OUT/racecheck-bp.log" Rscript tools/bp_smoke.R > "$OUT/racecheck-bp-run.log" 2>&1
   echo "compute-sanitizer racecheck (bp) exit: $?"; tail -2 "$OUT/racecheck-bp.log"; tail -1 "$OUT/racecheck-bp-run.log" ;;
 profile-bp)
   Rscript bench/bp_profile.R 2>&1 | tee "$OUT/bp-profile.log" | tail -8 ;;
 bp|bp-*)
   # issue 14's BiocParallel table (bench/bp.R; bp-knn, bp-edges, bp-cpu: one
-  # part); needs BiocParallel: .rbundle-h as for hdf5, or bench/rbundle's plain one
+  # part); needs BiocParallel: .rbundle-h as for hdf5, or tools/rbundle's plain one
   part=${w#bp}; part=${part#-}
   Rscript bench/bp.R $part 2>&1 | tee "$OUT/bp.log" | tail -20 ;;
-copyout)
-  # bench/copyout.cu: the ways a dense result can reach fresh host memory
-  # (no R; NOBUILD=1 skips the package build). COPYOUT: GB threads panel-MiB chunk-KiB...
-  nvcc -O2 -arch=sm_90 -Xcompiler -fopenmp,-mavx2 -o /tmp/copyout bench/copyout.cu &&
-    /tmp/copyout ${COPYOUT:-3.2 16 64 256 1024 4096} 2>&1 | tee -a "$OUT/copyout.log" ;;
 property)
   # the randomized property test on both engines (bench/property.R):
   # PROP_SCALE cases (1 = CI's), one block per seed in PROP_SEEDS
@@ -317,7 +311,7 @@ R
     echo "compute-sanitizer $tool (issue 32 kernels) exit: $?"; tail -2 "$OUT/$tool-32.log"; tail -1 "$OUT/$tool-32-run.log"
   done ;;
 smoke)
-  Rscript bench/na_smoke.R 2>&1 | tee "$OUT/smoke.log" | tail -70 ;;
+  Rscript tools/na_smoke.R 2>&1 | tee "$OUT/smoke.log" | tail -70 ;;
 bench|bench-*)
   part=${w#bench}; part=${part#-}; part=${part:-small}
   Rscript bench/gpu.R "$part" 2>&1 | tee "$OUT/bench-$part.log" | tail -45 ;;

@@ -1,4 +1,4 @@
-# bench/dist_file_smoke.R -- gpu_dist(output = gpu_hdf5()) of the
+# tools/dist_file_smoke.R -- gpu_dist(output = gpu_hdf5()) of the
 # correlation distances on the GPU (whole columns, cor.cu's
 # dev_problem.tri = 0): against the 'dist' in memory on the GPU, and the
 # CPU's file, for every correlation metric, with and without NA, double

@@ -1,6 +1,6 @@
 # The GPU against the CPU engine (and WGCNA) for every WGCNA function, with
 # default and forced small panels, double and single: a quick look before
-# the test files run (bench/device.sh wgcna-smoke).
+# the test files run (tools/device.sh wgcna-smoke).
 suppressPackageStartupMessages({library(gpucor); library(WGCNA)})
 set.seed(2)
 x <- matrix(rnorm(50 * 300), 50); x[, 1:40] <- x[, 1:40] + rnorm(50)

@@ -1,4 +1,4 @@
-# bench/hdf5_network_smoke.R -- gpu_adjacency()/gpu_tom()/gpu_bicor() with
+# tools/hdf5_network_smoke.R -- gpu_adjacency()/gpu_tom()/gpu_bicor() with
 # output = gpu_hdf5() on the GPU, one and two workers, against the same
 # calls in memory (bitwise).  Run on the GPU machine with HDF5Array.
 suppressMessages(library(gpucor))
