@@ -91,21 +91,26 @@ test_that("the guard takes the smallest of MemAvailable and the cgroup limits (v
 test_that("under ulimit -v the guard stops a result that fits MemAvailable but not the limit", {
   skip_on_os(c("windows", "mac", "solaris"))
   skip_if(is.na(gpucor:::.mem_available()), "no /proc here")
-  sh <- Sys.which("sh")
+  prlimit <- Sys.which("prlimit")
   rscript <- file.path(R.home("bin"), "Rscript")
-  skip_if(!nzchar(sh) || !file.exists(rscript), "no sh or Rscript")
+  skip_if(!nzchar(prlimit) || !file.exists(rscript), "no prlimit or Rscript")
   avail <- as.vector(gpucor:::.mem_available())
-  # a 2.98 GiB result (20000 x 20000); the child's address space limited to
-  # its own plus about 1.5 GiB
+  # a 2.98 GiB result (20000 x 20000); the child limits its address space to
+  # its own plus 1.5 GiB once gpucor is loaded (a CUDA build maps about 3 GB
+  # of CUDA libraries at load, so a limit set before the load stops the load)
   skip_if(avail < 4 * 2^30, "less than 4 GiB available: MemAvailable alone stops it")
-  code <- paste(
+  code <- tempfile(fileext = ".R")
+  writeLines(c(
     "library(gpucor)",
+    "vm <- grep('^VmSize', readLines('/proc/self/status'), value = TRUE)",
+    "vm <- as.numeric(gsub('[^0-9]', '', vm)) * 1024",
+    sprintf("st <- system2('%s', c('--pid', Sys.getpid(), sprintf('--as=%%.0f', vm + 1.5 * 2^30)))", prlimit),
+    "if (st != 0) stop('prlimit failed')",
     "r <- tryCatch(gpu_cor(matrix(0, 2, 20000), backend = 'cpu'), error = function(e) conditionMessage(e))",
-    "cat(if (is.character(r)) r else 'no error', '\\n')", sep = "; ")
+    "cat(if (is.character(r)) r else 'no error', '\\n')"), code)
   out <- with_envvars(c(R_LIBS = paste(.libPaths(), collapse = ":")),
-    system2(sh, c("-c", shQuote(sprintf("ulimit -v $(( $(awk '/VmSize/ {print $2}' /proc/$$/status) + 2500000 )); %s -e %s",
-                                         shQuote(rscript), shQuote(code)))),
-            stdout = TRUE, stderr = TRUE))
+    system2(rscript, code, stdout = TRUE, stderr = TRUE))
+  unlink(code)
   msg <- paste(out, collapse = "\n")
   expect_match(msg, "needs 3.0 GiB of memory", fixed = TRUE)
   expect_match(msg, "address-space limit (ulimit -v)", fixed = TRUE)
