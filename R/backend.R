@@ -184,21 +184,25 @@ NULL
 # "auto" keeps such problems on the CPU.
 .gpu_min_work <- 1e8
 
-# CPU time per pair-observation of the slower CPU paths relative to Pearson's
-# product path, from bench/cpu.R on a 2-core machine (Kendall 200 x 300 took
-# about 17 ns per pair-observation against Pearson's 0.1 ns); pairwise pairs
-# with NA are exact per-pair loops, and Spearman's re-rank each pair.  "auto"
-# weighs the work with these before comparing it with .gpu_min_work.
 # gpu_cor()'s backend for p columns against q (NULL: x against itself,
 # half the pairs) over nobs rows; shared with the BiocParallel tiles.
 .cor_backend <- function(backend, p, q, nobs, method, pairwise_na)
   .resolve_backend(backend, work = as.double(p) * (if (is.null(q)) p / 2 else q) * nobs *
                      .cpu_cost(method, pairwise_na))
 
-.cpu_cost <- function(method, pairwise_na) {
-  if (method == "kendall") return(100)
-  if (pairwise_na) return(if (method == "spearman") 50 else 10)
-  1
+# CPU time per pair-observation of a measure relative to Pearson's product
+# path (src/engine/measure.c's table: its costs, and with pairwise NA);
+# "auto" weighs the work with it before comparing it with .gpu_min_work.
+.cpu_cost <- function(method, pairwise_na, space = "columns") {
+  tb <- .measures()
+  k <- which(tb$name == method & tb$space == space)
+  if (pairwise_na) tb$cost_pairwise[k] else tb$cost[k]
+}
+
+# The table of measures (names, name spaces, costs) from C, read once.
+.measures <- function() {
+  if (is.null(.gpucor_state$measures)) .gpucor_state$measures <- .Call(C_gpucor_measures)
+  .gpucor_state$measures
 }
 
 # The engine options, one named list that src/options.c reads: the backend

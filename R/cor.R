@@ -1,5 +1,5 @@
-# The 'method' vector's order is the COR_* enum's in src/gpucor.h, and
-# .gpucor_uses' is the USE_* enum's.
+# stats' 'use' modes: R passes the name to C (src/engine/measure.c's
+# gc_use_names, which tests/testthat/test-measures.R compares).
 .gpucor_uses <- c("everything", "all.obs", "complete.obs", "na.or.complete",
                   "pairwise.complete.obs")
 
@@ -121,10 +121,7 @@ gpu_cor <- function(x, y = NULL, use = "everything",
                     devices = getOption("gpucor.devices", 0L),
                     verbose = getOption("gpucor.verbose", FALSE), assay = 1L,
                     BPPARAM = NULL, output = NULL) {
-  verbose <- .check_verbose(verbose)
-  devices <- .check_devices(devices)
-  output <- .check_output(output)
-  if (!is.null(BPPARAM)) .bp_check(BPPARAM)
+  .check_common()
   if (!is.null(BPPARAM) && is.null(output)) {
     r <- .bp_entry(x, y, use, match.arg(method), backend, precision, devices, verbose,
                    assay, FALSE, BPPARAM)
@@ -148,8 +145,8 @@ gpu_cor <- function(x, y = NULL, use = "everything",
   method <- match.arg(method)
   precision <- match.arg(precision)
   inp <- .cor_input(x, y, use, method, assay)
-  x <- inp$x; y <- inp$y; use <- inp$use; rows <- inp$rows; nobs <- inp$nobs
-  cx <- inp$cx; cy <- inp$cy; use_name <- .gpucor_uses[use]
+  x <- inp$x; y <- inp$y; use_name <- inp$use; rows <- inp$rows; nobs <- inp$nobs
+  cx <- inp$cx; cy <- inp$cy
   matrix_result <- inp$matrix_result
   q <- if (is.null(y)) ncol(x) else ncol(y)
   if (!is.null(output) && !matrix_result)
@@ -171,13 +168,12 @@ gpu_cor <- function(x, y = NULL, use = "everything",
   done <- FALSE
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
   t0 <- proc.time()[["elapsed"]]
-  mcode <- match(method, c("pearson", "spearman", "kendall"))
   if (!is.null(output) && !is.null(BPPARAM) && q > 0L) {
     # each worker writes its columns to files of its own (R/hdf5.R)
     .bp_gpu_check(BPPARAM, backend)
     jobs <- .bp_shares(q, BPPARAM, devices)
     flags <- .bp_hdf5(output, ncol(x), q, jobs, BPPARAM, .bp_cor_file_part, x = x, y = y,
-                      method = mcode, use = use, rows = rows, backend = backend,
+                      method = method, use = use_name, rows = rows, backend = backend,
                       precision = precision)
     done <- TRUE
     if (verbose)
@@ -187,7 +183,7 @@ gpu_cor <- function(x, y = NULL, use = "everything",
     if (flags[["sd0"]]) warning("the standard deviation is zero")
     return(r)
   }
-  r <- .Call(C_gpucor_cor, x, y, mcode, use, rows,
+  r <- .Call(C_gpucor_cor, x, y, method, use_name, rows,
              .engine_opts(backend, precision, verbose, devices, mul = .cov_mul$spreads),
              if (!is.null(output)) .hdf5_spec(output, ncol(x), q))
   done <- TRUE
@@ -210,14 +206,13 @@ gpu_cor <- function(x, y = NULL, use = "everything",
 }
 
 # gpu_cor()'s input checks and stats' rules before the engine, shared with
-# gpu_cor_edges(): x and y as double matrices, 'use' as our enum, the rows
+# gpu_cor_edges(): x and y as double matrices, 'use' as stats' full name, the rows
 # of the complete-case modes (0-based; NULL: all), and the dimnames the
 # result keeps.
 .cor_input <- function(x, y, use, method, assay) {
   x <- .as_input(x, "x", assay, TRUE)
   y <- .as_input(y, "y", assay, TRUE)
-  # stats' name, then our enum's order
-  use <- match(.stats_use(use), .gpucor_uses)
+  use_name <- .stats_use(use)
   if (is.data.frame(y)) y <- as.matrix(y)
   if (is.data.frame(x)) x <- as.matrix(x)
   if (!is.matrix(x) && is.null(y))
@@ -233,7 +228,6 @@ gpu_cor <- function(x, y = NULL, use = "everything",
     y <- .as_double_matrix(y)
     if (nrow(y) != nrow(x)) stop("incompatible dimensions")
   }
-  use_name <- .gpucor_uses[use]
   rank_method <- method != "pearson"
   .cor_empty_check(x, y, use_name, rank_method)
   # stats ranks a one-row matrix as row(x), all 1s, for Spearman and
@@ -261,7 +255,7 @@ gpu_cor <- function(x, y = NULL, use = "everything",
     if (x_matrix) { cx <- NULL; if (is.null(y)) cy <- NULL }
     if (y_matrix) cy <- NULL
   }
-  list(x = x, y = y, use = use, rows = rows, nobs = nobs, cx = cx, cy = cy,
+  list(x = x, y = y, use = use_name, rows = rows, nobs = nobs, cx = cx, cy = cy,
        matrix_result = matrix_result)
 }
 

@@ -119,7 +119,7 @@ gpu_cov <- function(x, y = NULL, use = "everything",
 # two-pass arithmetic on the column scaled by a power of two; for Kendall
 # sqrt of the ordered pairs of rows not tied (src/cov.c, on the threads).
 .cov_spread <- function(X, method)
-  .Call(C_gpucor_col_spread, X, match(method, c("pearson", "spearman", "kendall")) - 1L,
+  .Call(C_gpucor_col_spread, X, method,
         .threads())
 
 # gpu_cov(use = "pairwise.complete.obs") of data with missing values (inp:
@@ -132,7 +132,7 @@ gpu_cov <- function(x, y = NULL, use = "everything",
   X <- inp$x
   Y <- inp$y
   t0 <- proc.time()[["elapsed"]]
-  r <- .Call(C_gpucor_cor, X, Y, 5L, inp$use, NULL,
+  r <- .Call(C_gpucor_cor, X, Y, "covariance", inp$use, NULL,
              .engine_opts("cpu", "double", verbose, devices, fun = "gpu_cov"), NULL)
   if (verbose)
     .engine_report("gpu_cov", attr(r, "threads"), "double", proc.time()[["elapsed"]] - t0,

@@ -1,8 +1,11 @@
-# The 'method' vector's order is the DIST_* enum's in src/gpucor.h; the
-# first six are stats::dist()'s, in its order.
+# The measures between rows, as src/engine/measure.c's table has them (R
+# passes the name; tests/testthat/test-measures.R compares the two): the
+# first six are stats::dist()'s, in its order, the others correlation
+# distances.
 .gpucor_dist_methods <- c("euclidean", "maximum", "manhattan", "canberra",
                           "binary", "minkowski", "correlation",
                           "abscorrelation", "spearman", "kendall", "cosine")
+.stats_dist_methods <- .gpucor_dist_methods[1:6]
 
 #' Distance matrices between rows, as stats::dist computes them
 #'
@@ -108,12 +111,8 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
                      devices = getOption("gpucor.devices", 0L),
                      verbose = getOption("gpucor.verbose", FALSE), assay = 1L,
                      output = NULL, BPPARAM = NULL) {
-  verbose <- .check_verbose(verbose)
-  devices <- .check_devices(devices)
+  .check_common()
   m <- .dist_method(method, p)
-  precision <- match.arg(precision)
-  output <- .check_output(output)
-  if (!is.null(BPPARAM)) .bp_check(BPPARAM)
   if (!is.null(output)) {
     x <- .dist_input(x, assay)
     return(.dist_output(x, m, p, backend, precision, devices, verbose, output, BPPARAM))
@@ -149,8 +148,8 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
   attr(d, "Labels") <- labels
   attr(d, "Diag") <- diag
   attr(d, "Upper") <- upper
-  attr(d, "method") <- .gpucor_dist_methods[m]
-  if (m == 6L) attr(d, "p") <- p
+  attr(d, "method") <- m
+  if (m == "minkowski") attr(d, "p") <- p
   attr(d, "call") <- match.call()
   class(d) <- "dist"
   if (.opt("gpucor.profile")) {
@@ -257,8 +256,8 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
   .bp_file_ranges(ranges, specs, function(spec)
     .Call(C_gpucor_dist, x, m, p, .engine_opts(backend, precision, FALSE, device), spec))
 
-# The index into .gpucor_dist_methods of a method name as gpu_dist() takes
-# it (and a check of Minkowski's p).
+# The full name of a method as gpu_dist() takes it (and a check of
+# Minkowski's p).
 .dist_method <- function(method, p) {
   if (identical(method, .gpucor_dist_methods)) method <- "euclidean"
   if (!is.character(method) || length(method) != 1L || is.na(method))
@@ -266,14 +265,15 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
   if (!is.na(pmatch(method, "euclidian"))) method <- "euclidean"
   # stats::dist()'s six names are matched first, so its abbreviations keep
   # their meaning ("c" is canberra there, not correlation or cosine)
-  m <- pmatch(method, .gpucor_dist_methods[1:6])
+  m <- pmatch(method, .stats_dist_methods)
   if (is.na(m)) m <- pmatch(method, .gpucor_dist_methods)
   if (is.na(m)) {
     if (sum(startsWith(.gpucor_dist_methods, method)) > 1L)
       stop("ambiguous distance method")
     stop("invalid distance method")
   }
-  if (m == 6L && (!is.numeric(p) || length(p) != 1L || !is.finite(p) || p <= 0))
+  m <- .gpucor_dist_methods[m]
+  if (m == "minkowski" && (!is.numeric(p) || length(p) != 1L || !is.finite(p) || p <= 0))
     stop("distance(): invalid p")
   m
 }
@@ -292,7 +292,6 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
 # weighted by what the metric costs the CPU engine.  Shared with gpu_knn()
 # and the block reader (which gives the sizes, and no NA scan, instead of x).
 .dist_backend <- function(backend, x, m, n = nrow(x), k = ncol(x), has_na = anyNA(x)) {
-  cost <- if (m <= 6L) 1 else
-    .cpu_cost(c("pearson", "pearson", "spearman", "kendall", "pearson")[m - 6L], has_na)
-  .resolve_backend(backend, work = as.double(n) * n / 2 * k * cost)
+  .resolve_backend(backend, work = as.double(n) * n / 2 * k *
+                     .cpu_cost(m, has_na, "rows"))
 }

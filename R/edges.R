@@ -102,12 +102,9 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
                           devices = getOption("gpucor.devices", 0L),
                           verbose = getOption("gpucor.verbose", FALSE), assay = 1L,
                           BPPARAM = NULL) {
-  verbose <- .check_verbose(verbose)
-  devices <- .check_devices(devices)
+  .check_common()
   method <- match.arg(method)
   format <- match.arg(format)
-  if (!is.null(BPPARAM)) .bp_check(BPPARAM)
-  precision <- match.arg(precision)
   if (!is.logical(absolute) || length(absolute) != 1L || is.na(absolute))
     stop("'absolute' must be TRUE or FALSE")
   if (!is.logical(p_value) || length(p_value) != 1L || is.na(p_value))
@@ -127,24 +124,25 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
       stop("method = \"bicor\" takes data without NA here: gpu_bicor(x, use = \"pairwise.complete.obs\") computes WGCNA's pairwise bicor",
            call. = FALSE)
     o1 <- .engine_opts("cpu", precision)
-    x <- .Call(C_gpucor_bicor_prep, x, c(1, 2, 0), o1)[[1L]]
-    if (!is.null(y)) y <- .Call(C_gpucor_bicor_prep, y, c(1, 2, 0), o1)[[1L]]
-    inp$use <- 1L
+    # WGCNA's defaults: maxPOutliers = 1, pearsonFallback = "individual"
+    bp <- .bicor_params(list(maxp = 1, fallback = 2L), FALSE)
+    x <- .Call(C_gpucor_bicor_prep, x, bp, o1)[[1L]]
+    if (!is.null(y)) y <- .Call(C_gpucor_bicor_prep, y, bp, o1)[[1L]]
+    inp$use <- "everything"
     inp$rows <- NULL
   }
   if (!inp$matrix_result) stop("'x' (or 'y') must be a matrix: edges are between columns")
   q <- if (is.null(y)) ncol(x) else ncol(y)
   .memory_guard(8 * as.double(inp$nobs) * (ncol(x) + (if (is.null(y)) 0 else q)) * 2,
                 "gpu_cor_edges(): the engine's copy of the input", "")
-  pairwise_na <- .gpucor_uses[inp$use] == "pairwise.complete.obs" && (anyNA(x) || anyNA(y))
+  pairwise_na <- inp$use == "pairwise.complete.obs" && (anyNA(x) || anyNA(y))
   backend <- .resolve_backend(
     backend, work = as.double(ncol(x)) * (if (is.null(y)) ncol(x) / 2 else q) *
       inp$nobs * .cpu_cost(method, pairwise_na))
   done <- FALSE
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
   t0 <- proc.time()[["elapsed"]]
-  mcode <- match(method, c("pearson", "spearman", "kendall", "bicor"))
-  crit <- c(crit, as.double(absolute), as.double(p_value))
+  crit$p_value <- p_value
   # with BPPARAM each of the driver's passes is made by the workers, each
   # over its share of the columns (network.c)
   npass <- 0L
@@ -156,12 +154,12 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
     on.exit(.bp_unlink(sent), add = TRUE)
     function(spec) {
       npass <<- npass + 1L
-      .bp_share_run(jobs, .bp_edges_part, BPPARAM, x = sent$x, y = sent$y, method = mcode,
+      .bp_share_run(jobs, .bp_edges_part, BPPARAM, x = sent$x, y = sent$y, method = method,
                     use = inp$use, rows = inp$rows, backend = backend,
                     precision = precision, crit = crit, spec = spec)
     }
   }
-  r <- .Call(C_gpucor_edges, x, y, mcode, inp$use, inp$rows,
+  r <- .Call(C_gpucor_edges, x, y, method, inp$use, inp$rows,
              .engine_opts(backend, precision, verbose, devices), crit, pass)
   done <- TRUE
   if (verbose && !is.null(BPPARAM))
@@ -207,7 +205,7 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
     stop("'top_k' must be a whole number >= 1")
   if (!is.na(d) && (d <= 0 || d > 1)) stop("'density' must be in (0, 1]")
   if (!is.na(f) && (f <= 0 || f > 1)) stop("'fdr' must be in (0, 1]")
-  c(thr, k, d, f)
+  list(threshold = thr, top_k = k, density = d, fdr = f, absolute = absolute)
 }
 
 .edges_result <- function(r, cx, cy, symmetric, p, q, format) {
@@ -275,13 +273,10 @@ gpu_knn <- function(x, k, method = c("euclidean", "manhattan", "maximum", "canbe
                     devices = getOption("gpucor.devices", 0L),
                     verbose = getOption("gpucor.verbose", FALSE), assay = 1L,
                     BPPARAM = NULL) {
-  verbose <- .check_verbose(verbose)
-  devices <- .check_devices(devices)
+  .check_common()
   method <- match.arg(method)
-  precision <- match.arg(precision)
-  if (!is.null(BPPARAM)) .bp_check(BPPARAM)
-  m <- match(method, .gpucor_dist_methods)
-  if (m == 6L && (!is.numeric(p) || length(p) != 1L || !is.finite(p) || p <= 0))
+  m <- method
+  if (m == "minkowski" && (!is.numeric(p) || length(p) != 1L || !is.finite(p) || p <= 0))
     stop("distance(): invalid p")
   x <- .as_input(x, "x", assay, FALSE)
   x <- as.matrix(x)
@@ -297,7 +292,7 @@ gpu_knn <- function(x, k, method = c("euclidean", "manhattan", "maximum", "canbe
   done <- FALSE
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
   t0 <- proc.time()[["elapsed"]]
-  anyna <- m > 6L && anyNA(x)
+  anyna <- !m %in% .stats_dist_methods && anyNA(x)
   # with BPPARAM the workers find each row's nearest among their shares of
   # the columns, and these are merged here
   parts <- NULL

@@ -1,5 +1,6 @@
-# The 'method' vector's order is stats::hclust()'s METHODS and the HC_*
-# enum's in src/algo/hclust.h.
+# stats::hclust()'s METHODS, in its order; R passes the name (the HC_* enum
+# of src/algo/hclust.h and its gc_hclust_names, which
+# tests/testthat/test-measures.R compares).
 .gpucor_hclust_methods <- c("ward.D", "single", "complete", "average", "mcquitty",
                             "median", "centroid", "ward.D2")
 
@@ -90,9 +91,7 @@ gpu_hclust <- function(d = NULL, x = NULL,
                        precision = c("double", "single"),
                        devices = getOption("gpucor.devices", 0L),
                        verbose = getOption("gpucor.verbose", FALSE)) {
-  verbose <- .check_verbose(verbose)
-  devices <- .check_devices(devices)
-  precision <- match.arg(precision)
+  .check_common()
   if (is.null(d) == is.null(x)) stop("give either 'd' or 'x'")
   if (missing(method)) method <- "complete"
   if (!is.character(method) || length(method) != 1L || is.na(method))
@@ -103,7 +102,8 @@ gpu_hclust <- function(d = NULL, x = NULL,
   }
   i.meth <- pmatch(method, .gpucor_hclust_methods)
   if (is.na(i.meth)) stop("invalid clustering method", paste("", method))
-  reducible <- !(i.meth %in% 6:7)
+  method <- .gpucor_hclust_methods[i.meth]
+  reducible <- !method %in% c("median", "centroid")
   dots <- list(...)
   if (length(dots) && (is.null(names(dots)) || !all(names(dots) %in% c("p", "assay"))))
     stop("'...' takes gpu_dist()'s 'p' and 'assay' only")
@@ -127,7 +127,7 @@ gpu_hclust <- function(d = NULL, x = NULL,
     x <- .dist_input(x, if (is.null(dots$assay)) 1L else dots$assay)
     n <- as.double(nrow(x))
     labels <- dimnames(x)[[1L]]
-    dist.method <- .gpucor_dist_methods[m]
+    dist.method <- m
     work <- n * n * max(1, ncol(x))
   }
   if (n < 2) stop("must have n >= 2 objects to cluster")
@@ -168,8 +168,8 @@ gpu_hclust <- function(d = NULL, x = NULL,
   done <- FALSE
   if (run_backend == "gpu") on.exit(if (!done) .gpu_forget())
   t0 <- proc.time()[["elapsed"]]
-  r <- .Call(C_gpucor_hclust, data, n, i.meth, members,
-             if (is.null(x)) 0L else m, as.double(pw),
+  r <- .Call(C_gpucor_hclust, data, n, method, members,
+             if (!is.null(x)) m, as.double(pw),
              .engine_opts(run_backend, precision, verbose, devices), inplace)
   done <- TRUE
   rm(data)

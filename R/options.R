@@ -76,6 +76,20 @@
   out
 }
 
+# The arguments the user functions share, checked in the caller's frame:
+# verbose, devices, precision (matched), and output and BPPARAM where the
+# function has them.
+.check_common <- function(env = parent.frame()) {
+  env$verbose <- .check_verbose(env$verbose)
+  env$devices <- .check_devices(env$devices)
+  if (!is.null(env$precision))
+    env$precision <- match.arg(env$precision, c("double", "single"))
+  if (exists("output", envir = env, inherits = FALSE))
+    env$output <- .check_output(env$output)
+  if (!is.null(env$BPPARAM)) .bp_check(env$BPPARAM)
+  invisible()
+}
+
 # The 'verbose' argument (default: option gpucor.verbose).
 .check_verbose <- function(verbose) {
   if (is.null(.flag_opt(verbose))) stop("'verbose' must be TRUE or FALSE", call. = FALSE)

@@ -144,9 +144,7 @@ gpu_network_metrics <- function(w = NULL,
 # The graph of gpu_shortest_paths() / gpu_network_metrics(), checked.
 .graph_input <- function(w, weights, threshold, directed, precision, verbose, devices) {
   weights <- match.arg(weights, c("distance", "inverse", "neglog", "one_minus"))
-  precision <- match.arg(precision, c("double", "single"))
-  verbose <- .check_verbose(verbose)
-  devices <- .check_devices(devices)
+  .check_common()
   if (!is.logical(directed) || length(directed) != 1L || is.na(directed))
     stop("'directed' must be TRUE or FALSE")
   if (!is.null(threshold) &&

@@ -130,10 +130,7 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
                       precision = c("double", "single"),
                       devices = getOption("gpucor.devices", 0L),
                       verbose = getOption("gpucor.verbose", FALSE), output = NULL) {
-  verbose <- .check_verbose(verbose)
-  devices <- .check_devices(devices)
-  output <- .check_output(output)
-  precision <- match.arg(precision)
+  .check_common()
   use <- .wgcna_choice(use, c("all.obs", "pairwise.complete.obs"), "use")
   bo <- .bicor_opts(maxPOutliers, quick, pearsonFallback)
   for (a in list(list(robustX, "robustX"), list(robustY, "robustY")))
@@ -159,6 +156,13 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
                     "Pearson correlation was used for entire variable.")[fallback]),
           call. = FALSE)
 
+# How bicor prepares one side's columns (src/options.c reads it): WGCNA's
+# maxPOutliers and pearsonFallback, and whether the side is Pearson's
+# (robustX = FALSE).
+.bicor_params <- function(bo, pearson)
+  list(max_outliers = as.double(bo$maxp), fallback = .bicor_fallbacks[bo$fallback],
+       pearson = as.logical(pearson))
+
 # The bicor matrix of x (and y), NA columns and the pairwise pairs done;
 # the WGCNA warnings.  With 'output' the matrix goes to that file (the
 # pairs and NA columns done by the file sink to each band, then the steps
@@ -173,8 +177,8 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
   backend <- .resolve_backend(backend, work = as.double(ncol(x)) *
                                 (if (is.null(y)) ncol(x) / 2 else q) * n)
   opts <- .engine_opts(backend, precision, verbose, devices, fun = fun)
-  px <- c(bo$maxp, bo$fallback, !robustX)
-  py <- c(bo$maxp, bo$fallback, !robustY)
+  px <- .bicor_params(bo, !robustX)
+  py <- .bicor_params(bo, !robustY)
   prx <- .Call(C_gpucor_bicor_prep, x, px, opts)
   pry <- if (is.null(y)) NULL else .Call(C_gpucor_bicor_prep, y, py, opts)
   zero_mad <- c(any(bitwAnd(prx[[2L]], 2L) != 0L),
@@ -182,8 +186,8 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
   pairs <- bo$quick < 1 && (anyNA(x) || anyNA(y))
   if (pairs) {
     # a side that "all" made Pearson's is Pearson's on the pairs' rows too
-    if (bo$fallback == 3L && zero_mad[1L]) px[3L] <- 1
-    if (bo$fallback == 3L && zero_mad[2L]) py[3L] <- 1
+    if (bo$fallback == 3L && zero_mad[1L]) px$pearson <- TRUE
+    if (bo$fallback == 3L && zero_mad[2L]) py$pearson <- TRUE
   }
   nax <- bitwAnd(prx[[2L]], 1L) != 0L
   nay <- if (is.null(y)) nax else bitwAnd(pry[[2L]], 1L) != 0L
@@ -199,17 +203,18 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
     if (any(nax)) post$na_row <- nax
     if (any(nay)) post$na_col <- nay
     pw <- .Call(C_gpucor_bicor_file, prx[[1L]], pry[[1L]], x, y, prx[[2L]], pry[[2L]],
-                c(px, py, bo$quick, pairs), opts, .hdf5_spec(output, ncol(x), q, post), fun)
+                list(x = px, y = py, quick = bo$quick, pairs = pairs), opts,
+                .hdf5_spec(output, ncol(x), q, post), fun)
     done <- TRUE
     report(pw)
     r <- .hdf5_result(output, list(colnames(x), cy))
   } else {
-    r <- .Call(C_gpucor_cor, prx[[1L]], pry[[1L]], 4L, 1L, NULL, opts, NULL)
+    r <- .Call(C_gpucor_cor, prx[[1L]], pry[[1L]], "bicor", "everything", NULL, opts, NULL)
     done <- TRUE
     report(r)
     attributes(r) <- list(dim = dim(r))
     pw <- if (pairs) .Call(C_gpucor_bicor_pairs, x, prx[[2L]], y, pry[[2L]],
-                           c(px, py, bo$quick), r, opts) else c(0, 0, 0)
+                           list(x = px, y = py, quick = bo$quick), r, opts) else c(0, 0, 0)
     if (any(nax)) r[nax, ] <- NA_real_
     if (any(nay)) r[, nay] <- NA_real_
     if (!is.null(colnames(x)) || !is.null(cy)) dimnames(r) <- list(colnames(x), cy)
@@ -229,28 +234,27 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
 .network_input <- function(x, corType, use, bo, opts, warn = TRUE) {
   if (corType == "bicor") {
     if (bo$quick < 1 && anyNA(x)) return(NULL)
-    pr <- .Call(C_gpucor_bicor_prep, x, c(bo$maxp, bo$fallback, 0), opts)
+    pr <- .Call(C_gpucor_bicor_prep, x, .bicor_params(bo, FALSE), opts)
     zero_mad <- any(bitwAnd(pr[[2L]], 2L) != 0L)
     if (zero_mad && warn) .zero_mad_warning("x", bo$fallback)
-    return(list(x = pr[[1L]], method = 3L, use = 1L, rows = NULL,
+    return(list(x = pr[[1L]], method = "bicor", use = "everything", rows = NULL,
                 na_cols = bitwAnd(pr[[2L]], 1L) != 0L))
   }
   # WGCNA's cor(): the pairwise rule of stats; its constant columns are NA
   # on the diagonal too (Spearman is stats::cor's).  Without NA the pairs
   # are the columns: the product path, not the per-pair one
-  if (.gpucor_uses[use] == "pairwise.complete.obs" && !anyNA(x))
-    use <- match("everything", .gpucor_uses)
-  list(x = x, method = match(corType, c("pearson", "spearman")), use = use, rows = NULL,
+  if (use == "pairwise.complete.obs" && !anyNA(x)) use <- "everything"
+  list(x = x, method = corType, use = use, rows = NULL,
        na_cols = if (corType == "pearson") NULL else logical(0))
 }
 
 .network_params <- function(epi, beta = 1, powers = numeric(0), tom = 0L, mean_denom = 0L)
-  list(as.integer(epi), as.double(beta), as.double(powers), as.integer(tom),
-       as.integer(mean_denom))
+  list(epilogue = as.integer(epi), beta = as.double(beta), powers = as.double(powers),
+       tom = as.integer(tom), mean_denom = as.integer(mean_denom))
 
 .network_use <- function(use) {
-  use <- match(.stats_use(use), .gpucor_uses)
-  if (!.gpucor_uses[use] %in% c("everything", "pairwise.complete.obs", "all.obs"))
+  use <- .stats_use(use)
+  if (!use %in% c("everything", "pairwise.complete.obs", "all.obs"))
     stop("'use' must be \"pairwise.complete.obs\" (WGCNA's \"p\"), \"everything\" or \"all.obs\"",
          call. = FALSE)
   use
@@ -309,17 +313,14 @@ gpu_adjacency <- function(x, power = 6, type = c("unsigned", "signed", "signed h
                           precision = c("double", "single"),
                           devices = getOption("gpucor.devices", 0L),
                           verbose = getOption("gpucor.verbose", FALSE), output = NULL) {
-  verbose <- .check_verbose(verbose)
-  devices <- .check_devices(devices)
-  output <- .check_output(output)
-  precision <- match.arg(precision)
+  .check_common()
   power <- .wgcna_power(power)
   type <- .wgcna_choice(type[1L], .network_types, "type")
   corType <- .wgcna_choice(corType[1L], .cor_types, "corType")
   use <- .network_use(use)
   bo <- .bicor_opts(maxPOutliers, quick, pearsonFallback)
   x <- .wgcna_matrix(x, "x")
-  if (.gpucor_uses[use] == "all.obs" && anyNA(x)) stop("missing observations in cov/cor")
+  if (use == "all.obs" && anyNA(x)) stop("missing observations in cov/cor")
   .adjacency_run(x, power, type, corType, use, bo, backend, precision, devices, verbose,
                  output)
 }
@@ -371,7 +372,7 @@ gpu_adjacency <- function(x, power = 6, type = c("unsigned", "signed", "signed h
   spec <- NULL
   if (!is.null(output)) {
     if (any(na_cols)) post$na_row <- post$na_col <- na_cols
-    g <- if (inp$method == 0L) nrow(inp$x) else ncol(inp$x)
+    g <- if (is.null(inp$method)) nrow(inp$x) else ncol(inp$x)
     spec <- .hdf5_spec(output, g, g, post)
   }
   done <- FALSE
@@ -391,7 +392,7 @@ gpu_adjacency <- function(x, power = 6, type = c("unsigned", "signed", "signed h
   }
   bad <- attr(r, "bad")
   # stats::cor's warning, which WGCNA's Spearman (stats' cor) passes on
-  if (isTRUE(attr(r, "sd0")) && inp$method == 2L && what == 1L)
+  if (isTRUE(attr(r, "sd0")) && identical(inp$method, "spearman") && what == 1L)
     warning("the standard deviation is zero", call. = FALSE)
   if (!is.null(output)) {
     r <- .hdf5_result(output, if (!is.null(labels)) list(labels, labels))
@@ -475,9 +476,7 @@ gpu_soft_threshold <- function(x, powerVector = c(1:10, seq(12, 20, 2)),
                                precision = c("double", "single"),
                                devices = getOption("gpucor.devices", 0L),
                                verbose = getOption("gpucor.verbose", FALSE)) {
-  verbose <- .check_verbose(verbose)
-  devices <- .check_devices(devices)
-  precision <- match.arg(precision)
+  .check_common()
   if (!is.numeric(powerVector) || length(powerVector) == 0L || anyNA(powerVector) ||
       any(!is.finite(powerVector)) || any(powerVector <= 0))
     stop("'powerVector' must hold positive numbers", call. = FALSE)
@@ -492,7 +491,7 @@ gpu_soft_threshold <- function(x, powerVector = c(1:10, seq(12, 20, 2)),
   use <- .network_use(use)
   bo <- .bicor_opts(maxPOutliers, quick, pearsonFallback)
   x <- .wgcna_matrix(x, "x")
-  if (.gpucor_uses[use] == "all.obs" && anyNA(x)) stop("missing observations in cov/cor")
+  if (use == "all.obs" && anyNA(x)) stop("missing observations in cov/cor")
   p <- ncol(x)
   if (p < 3L) stop("the scan needs at least 3 genes (columns of 'x')", call. = FALSE)
   backend <- .resolve_backend(backend, work = as.double(p) * p / 2 * nrow(x))
@@ -611,10 +610,7 @@ gpu_tom <- function(x = NULL, power = 6, networkType = "unsigned",
                     precision = c("double", "single"),
                     devices = getOption("gpucor.devices", 0L),
                     verbose = getOption("gpucor.verbose", FALSE), output = NULL) {
-  verbose <- .check_verbose(verbose)
-  devices <- .check_devices(devices)
-  output <- .check_output(output)
-  precision <- match.arg(precision)
+  .check_common()
   TOMType <- .wgcna_choice(TOMType, .tom_types, "TOMType")
   TOMDenom <- .wgcna_choice(TOMDenom, c("min", "mean"), "TOMDenom")
   if (!is.logical(dist) || length(dist) != 1L || is.na(dist))
@@ -627,7 +623,7 @@ gpu_tom <- function(x = NULL, power = 6, networkType = "unsigned",
     A <- .check_adjacency(adjacency, TOMType == "signed")
     n <- nrow(A)
     labels <- colnames(A)
-    inp <- list(x = A, method = 0L, use = 1L, rows = NULL)
+    inp <- list(x = A, method = NULL, use = "everything", rows = NULL)
     epi <- 0L
   } else {
     power <- .wgcna_power(power)
@@ -653,7 +649,7 @@ gpu_tom <- function(x = NULL, power = 6, networkType = "unsigned",
   if (!is.null(output) && is.null(adjacency) && TOMType == "none") {
     # the adjacency, its diagonal 1 (and 1 - A for a 'dist') as in memory
     return(.adjacency_run(x, power, networkType, corType,
-                          match("pairwise.complete.obs", .gpucor_uses), bo, backend,
+                          "pairwise.complete.obs", bo, backend,
                           precision, devices, verbose, output,
                           .hdf5_post(diag = 1, epi2 = if (dist) 1L else 0L)))
   }
@@ -663,7 +659,7 @@ gpu_tom <- function(x = NULL, power = 6, networkType = "unsigned",
                   "The GPU engine holds it in GPU memory.")
   if (is.null(adjacency)) {
     # TOMsimilarityFromExpr() calls bicor's C code: no zero-MAD warning
-    inp <- .network_input(x, corType, match("pairwise.complete.obs", .gpucor_uses), bo, opts,
+    inp <- .network_input(x, corType, "pairwise.complete.obs", bo, opts,
                           warn = FALSE)
     if (is.null(inp) || TOMType == "none") {
       # bicor with pairwise NAs (per pair, on the CPU), or the adjacency itself
@@ -679,7 +675,7 @@ gpu_tom <- function(x = NULL, power = 6, networkType = "unsigned",
         dimnames(A) <- list(labels, labels)
         return(if (dist) stats::as.dist(1 - A) else A)
       }
-      inp <- list(x = A, method = 0L, use = 1L, rows = NULL)
+      inp <- list(x = A, method = NULL, use = "everything", rows = NULL)
     }
   }
   .network_call(inp, if (dist) 4L else 3L,

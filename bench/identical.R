@@ -7,7 +7,9 @@
 # NA/NaN bits as R sees them, attributes and warnings.  backends: "cpu"
 # (default), or "cpu,gpu" on the GPU machine.  Prints one line per case that
 # differs and a summary; exits 1 when any differs.  Used for the engine
-# redesign (issue 9), whose arithmetic is meant to be unchanged.
+# redesign (issue 9) and the measure table (issue 33), whose arithmetic is
+# meant to be unchanged; covers gpu_cor, gpu_dist and every function that
+# passes a measure to the engine.
 
 args <- commandArgs(trailingOnly = TRUE)
 if (length(args) < 2) stop("usage: Rscript bench/identical.R LIB_BEFORE LIB_AFTER [backends]")
@@ -45,6 +47,35 @@ run_cases <- function(lib, backends, out) {
         for (m in c("euclidean", "maximum", "manhattan", "canberra", "binary", "minkowski",
                     "correlation", "abscorrelation", "spearman", "kendall", "cosine"))
           res[[paste(b, pr, "dist", dn, m)]] <- grab(gpu_dist(x, m, p = 3, backend = b, precision = pr))
+        # the functions built on the engine: every measure they pass by name
+        for (m in c("pearson", "spearman", "kendall"))
+          res[[paste(b, pr, "cov", dn, m)]] <- grab(gpu_cov(x, method = m, use = if (m == "pearson")
+            "pairwise.complete.obs" else "everything", backend = b, precision = pr))
+        for (m in c("pearson", "spearman", "kendall", "bicor"))
+          res[[paste(b, pr, "edges", dn, m)]] <- grab(gpu_cor_edges(x, method = m, top_k = 25,
+            p_value = TRUE, backend = b, precision = pr))
+        for (m in c("euclidean", "canberra", "binary", "correlation", "abscorrelation",
+                    "spearman", "kendall", "cosine"))
+          res[[paste(b, pr, "knn", dn, m)]] <- grab(gpu_knn(x, 4, m, backend = b, precision = pr))
+        for (m in c("average", "ward.D2", "median"))
+          res[[paste(b, pr, "hclust", dn, m)]] <- grab(gpu_hclust(x = x, method = m,
+            distance = "correlation", backend = b, precision = pr))
+        res[[paste(b, pr, "hclust d", dn)]] <- grab(gpu_hclust(dist(x), "complete", backend = b,
+                                                               precision = pr))
+        res[[paste(b, pr, "bicor", dn)]] <- grab(gpu_bicor(x, use = "pairwise.complete.obs",
+                                                           backend = b, precision = pr))
+        for (ct in c("pearson", "spearman", "bicor")) {
+          res[[paste(b, pr, "adjacency", dn, ct)]] <- grab(gpu_adjacency(x, power = 3,
+            type = "signed", corType = ct, backend = b, precision = pr))
+          # one CPU thread: the connectivity slots of the threads are added in the
+          # order the tiles happened to land in them (not reproducible bitwise)
+          old <- options(gpucor.threads = 1L)
+          res[[paste(b, pr, "soft", dn, ct)]] <- grab(gpu_soft_threshold(x, powerVector = c(1, 4, 6),
+            corType = ct, backend = b, precision = pr)$fitIndices)
+          options(old)
+          res[[paste(b, pr, "tom", dn, ct)]] <- grab(gpu_tom(x, power = 4, corType = ct,
+            backend = b, precision = pr))
+        }
       }
     }
     saveRDS(res, "%s")', lib, paste0('"', backends, '"', collapse = ", "), out)

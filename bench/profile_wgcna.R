@@ -9,7 +9,7 @@ options(gpucor.profile = TRUE)
 opts <- gpucor:::.engine_opts("gpu", "double")
 pw <- c(1:10, seq(12, 20, 2))
 for (k in 1:2) {
-  t <- system.time(K <- .Call(gpucor:::C_gpucor_network, x, 2L, 1L, 5L, NULL,
+  t <- system.time(K <- .Call(gpucor:::C_gpucor_network, x, 2L, "pearson", "pairwise.complete.obs", NULL,
                               gpucor:::.network_params(3L, 1, pw), opts))[["elapsed"]]
   cat(sprintf("engine call %.3f s; timing attr: %s\n", t, paste(round(attr(K, "timing"), 3), collapse = " ")))
 }

@@ -11,63 +11,8 @@
 #include "gpucor.h"
 #include "status.h"
 #include "cpu/cpu.h"
-#include "network.h"
+#include "algo/dispatch.h"
 #include "output.h"
-#ifdef GPUCOR_CUDA
-#include "cuda/engine.h"
-#endif
-
-int gpucor_cor_engine(const gc_cor_input *in, const gc_sink *sink, gc_host *host,
-                      int *sd0, int *used, char *msg, size_t msgcap)
-{
-    int status;
-    const gc_opts *o = host->opts;
-    size_t p = in->p, q = in->q;
-    *sd0 = 0;
-    *used = 0;
-    /* with fewer than two observations the answer is all NA: the CPU
-     * writes it */
-    if (o->gpu && !in->cov && in->nobs >= 2 && p > 0 && q > 0) {
-#ifdef GPUCOR_CUDA
-        gpu_cor_args a;
-        memset(&a, 0, sizeof a);
-        unsigned char *flags = (unsigned char *) R_alloc(p + q, 1);
-        a.x = in->x; a.n = in->n; a.p = p;
-        a.y = in->y; a.q = q;
-        a.rows = in->rows; a.nobs = in->nobs;
-        a.method = in->method;
-        a.cosine = in->cosine;
-        a.pairwise = in->use == USE_PAIRWISE;
-        a.single = o->single;
-        a.flags_out = flags;
-        status = gpucor_cuda_cor(&a, sink, host, msg, msgcap);
-        if (status != GPUCOR_OK) return status;
-        /* pairwise, the warning comes from the pairs; otherwise from stats'
-         * rule on the columns */
-        *sd0 = a.pairwise ? a.sd0 : cpu_sd0_rule(flags, p, in->y ? flags + p : NULL, q);
-        return GPUCOR_OK;
-#else
-        snprintf(msg, msgcap, "gpucor was built without CUDA");
-        return GPUCOR_ERR_INVALID;
-#endif
-    }
-    cor_problem pb = {0};
-    pb.x = in->x; pb.p = p; pb.ldx = in->n;
-    pb.y = in->y; pb.q = q; pb.ldy = in->n;
-    pb.n = in->n;
-    pb.rows = in->rows;
-    pb.nobs = in->nobs;
-    pb.method = in->method;
-    pb.cosine = in->cosine;
-    pb.cov = in->cov;
-    pb.use = in->use;
-    pb.sink = sink;
-    pb.host = host;
-    status = cpu_cor_run(&pb);
-    *sd0 = pb.sd0;
-    *used = pb.threads_used > 0 ? pb.threads_used : 1;
-    return status;
-}
 
 SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts, SEXP file)
 {
@@ -82,14 +27,9 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts, SEX
         error("incompatible dimensions");
     if (!isNull(rows) && TYPEOF(rows) != INTSXP)
         error("'rows' must be an integer vector");
-    /* method 4: uncentred (gpu_bicor's prepared columns); 5: pairwise
-     * Pearson whose pairs with NA give covariances (gpu_cov, CPU only) */
-    int m = asInteger(method) - 1, u = asInteger(use) - 1, cosine = m == COR_KENDALL + 1;
-    int cov = m == COR_KENDALL + 2;
-    if (cosine || cov) m = COR_PEARSON;
-    if (cov && u != USE_PAIRWISE) error("invalid 'method' or 'use'");
-    if (m < COR_PEARSON || m > COR_KENDALL || u < USE_EVERYTHING || u > USE_PAIRWISE)
-        error("invalid 'method' or 'use'");
+    const gc_measure *ms = gpucor_measure_arg(method, MEASURE_COLUMNS);
+    int u = gpucor_use_arg(use);
+    if ((ms->prep & PREP_COV) && u != USE_PAIRWISE) error("invalid 'method' or 'use'");
     if (!isNull(rows) && u != USE_COMPLETE_OBS && u != USE_NA_OR_COMPLETE)
         error("'rows' is only for the complete-case modes");
     if (!isNull(rows))
@@ -105,8 +45,8 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts, SEX
     SEXP ans = PROTECT(isNull(file) ? allocMatrix(REALSXP, (int) p, (int) q)
                                     : allocVector(LGLSXP, 1)); nprot++;
     if (!isNull(file)) LOGICAL(ans)[0] = TRUE;
-    gc_sink sink = {SINK_DENSE, EPI_IDENTITY, isNull(y), p, q,
-                    isNull(file) ? REAL(ans) : NULL};
+    gc_sink sink = {.kind = SINK_DENSE, .symmetric = isNull(y), .p = p, .q = q,
+                    .out = isNull(file) ? REAL(ans) : NULL};
     /* gpu_cov's spreads (option 'mul': list(sx, sy, round)): the GPU's
      * commits multiply as the values land; after the CPU engine, one pass
      * on the threads */
@@ -128,24 +68,13 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts, SEX
     int sd0 = 0, used = 0, status;
     char msg[512] = "";
     gc_cor_input in = {REAL(x), isNull(y) ? NULL : REAL(y), n, p, q,
-                       isNull(rows) ? NULL : INTEGER(rows), nobs, m, u, cosine, cov};
-    status = gpucor_cor_engine(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
-    if (f) {
-        UNPROTECT(nprot);
-        gpucor_file_finish(f, status, fun, msg);   /* raises on failure */
-        PROTECT(ans);
-    } else if (status != GPUCOR_OK) {
-        UNPROTECT(nprot);
-        gpucor_raise_msg(status, fun, msg);
-    }
+                       isNull(rows) ? NULL : INTEGER(rows), nobs, ms, u};
+    status = gc_run_cor(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
+    gpucor_call_status(f, status, fun, msg);
     if (sink.mul_row && used)
         gc_copy_out_mul(sink.out, NULL, 0, p * q, 0, 1.0, p, sink.mul_row, sink.mul_col,
                         sink.mul_round, o.nthreads);
-    if (used) gpucor_set_threads(ans, &o, used);
-    else {
-        gpucor_set_timing(ans, &o, host.seconds);
-        if (host.note[0]) warning("%s: %s", fun, host.note);
-    }
+    gpucor_call_report(ans, &o, &host, used, fun);
     if (sd0) setAttrib(ans, install("sd0"), ScalarLogical(TRUE));
     UNPROTECT(nprot);
     return ans;
@@ -172,7 +101,7 @@ SEXP gpucor_sparse_cor(SEXP colptr, SEXP rowind, SEXP val, SEXP nrow,
     gc_opts o;
     gpucor_opts(opts, &o);
     SEXP ans = PROTECT(allocMatrix(REALSXP, (int) p, (int) p));
-    gc_sink sink = {SINK_DENSE, EPI_IDENTITY, 1, p, p, REAL(ans)};
+    gc_sink sink = {.kind = SINK_DENSE, .symmetric = 1, .p = p, .q = p, .out = REAL(ans)};
     gpucor_progress pr;
     gc_host host;
     gpucor_host_init(&host, &o, &pr);

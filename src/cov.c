@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cpu/cpu.h"
+#include "status.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -123,13 +124,13 @@ SEXP gpucor_cov_scale(SEXP r, SEXP sx, SEXP sy, SEXP symmetric, SEXP threads)
  * overflow; for Kendall sqrt(n(n - 1) - sum t(t - 1)) over its tie groups
  * (the ordered pairs of rows it does not tie).  NA for a column with NA,
  * NaN for one with an infinite value.  w: n doubles, idx: 2n size_t. */
-static double col_spread(const double *c, size_t n, int method, double *w, size_t *idx)
+static double col_spread(const double *c, size_t n, int cor, double *w, size_t *idx)
 {
     for (size_t k = 0; k < n; k++)
         if (ISNAN(c[k])) return NA_REAL;
     for (size_t k = 0; k < n; k++)
         if (!R_FINITE(c[k])) return R_NaN;
-    if (method == 2) {                         /* Kendall */
+    if (cor == COR_KENDALL) {
         cpu_order(c, idx, n, idx + n);
         double tied = 0;
         for (size_t a = 0; a < n;) {
@@ -142,7 +143,7 @@ static double col_spread(const double *c, size_t n, int method, double *w, size_
         return sqrt((double) n * (double) (n - 1) - tied);
     }
     const double *v = c;
-    if (method == 1) {                         /* Spearman: the mid-ranks */
+    if (cor == COR_SPEARMAN) {                 /* the mid-ranks */
         cpu_rank(c, n, w, idx);
         v = w;
     }
@@ -166,13 +167,13 @@ static double col_spread(const double *c, size_t n, int method, double *w, size_
     return sqrt((double) s / (double) (n - 1)) * ldexp(1.0, e);
 }
 
-/* col_spread() of every column of the n x p matrix x (method 0 Pearson,
- * 1 Spearman, 2 Kendall), on the threads. */
+/* col_spread() of every column of the n x p matrix x under the measure
+ * named 'method' ("pearson", "spearman", "kendall"), on the threads. */
 SEXP gpucor_col_spread(SEXP x, SEXP method, SEXP threads)
 {
     if (TYPEOF(x) != REALSXP || !isMatrix(x)) error("internal error: a double matrix");
     size_t n = (size_t) nrows(x), p = (size_t) ncols(x);
-    int m = asInteger(method), nt = asInteger(threads);
+    int m = gpucor_measure_arg(method, MEASURE_COLUMNS)->cor, nt = asInteger(threads);
     if (nt == NA_INTEGER || nt < 1) nt = 1;
     if ((size_t) nt > p) nt = p ? (int) p : 1;
     SEXP ans = PROTECT(allocVector(REALSXP, (R_xlen_t) p));

@@ -12,7 +12,7 @@
 #include <string.h>
 #include "gpucor.h"
 #include "status.h"
-#include "network.h"
+#include "algo/dispatch.h"
 #include "algo/hclust.h"
 
 static void nonfinite_error(size_t at, double v)
@@ -22,15 +22,18 @@ static void nonfinite_error(size_t at, double v)
 }
 
 /* data: a 'dist' (size: its number of objects), or x (the GPU computes
- * the distances of its rows, metric/power as gpu_dist()'s); method:
- * 1-based HC_*; members: NULL or doubles; inplace: data is the caller's
+ * the distances of its rows, metric/power as gpu_dist()'s); method: the
+ * linkage's name; members: NULL or doubles; inplace: data is the caller's
  * own scratch (the CPU engine may overwrite it). */
 SEXP gpucor_hclust(SEXP data, SEXP size, SEXP method, SEXP members, SEXP metric,
                    SEXP power, SEXP opts, SEXP inplace)
 {
     if (TYPEOF(data) != REALSXP) error("internal error: 'data' must be double");
-    int isx = isMatrix(data), meth = asInteger(method) - 1;
-    if (meth < HC_WARD_D || meth > HC_WARD_D2) error("invalid clustering method");
+    int isx = isMatrix(data), meth = -1;
+    if (TYPEOF(method) == STRSXP && XLENGTH(method) == 1 && STRING_ELT(method, 0) != NA_STRING)
+        meth = gc_hclust_find(CHAR(STRING_ELT(method, 0)));
+    if (meth < 0) error("invalid clustering method");
+    const gc_measure *m = isx ? gpucor_measure_arg(metric, MEASURE_ROWS) : NULL;
     size_t n = isx ? (size_t) nrows(data) : (size_t) asReal(size);
     if (!isx && (size_t) XLENGTH(data) != dist_len(n))
         error("internal error: 'd' does not hold %zu objects", n);
@@ -71,21 +74,18 @@ SEXP gpucor_hclust(SEXP data, SEXP size, SEXP method, SEXP members, SEXP metric,
         status = gc_hclust_cuda_open(n, dev, o.single, o.gpu_memory, &h, &dd, msg, sizeof msg);
         if (status == GPUCOR_OK && isx) {
             size_t p = (size_t) ncols(data);
-            int m = asInteger(metric) - 1;
-            int anyna = m > DIST_MINKOWSKI ? gpucor_any_nan(REAL(data), n * p) : 0;
+            int anyna = gc_measure_is_cor(m) ? gc_any_nan(REAL(data), n * p) : 0;
             /* the distances go to the device that clusters them */
             gc_opts o1;
             gc_host h1;
             gc_host_on_device(&host, dev, &o1, &h1);
-            gc_sink sink = {SINK_DIST_DEVICE,
-                            m <= DIST_MINKOWSKI ? EPI_IDENTITY
-                            : m == DIST_ABSCORRELATION ? EPI_ONE_MINUS_ABS : EPI_ONE_MINUS,
-                            0, n, n, NULL, NULL, dd};
-            if (p < (m <= DIST_MINKOWSKI ? 1u : m == DIST_COSINE ? 1u : 2u)) {
+            gc_sink sink = {.kind = SINK_DIST_DEVICE, .epilogue = m->epilogue, .p = n, .q = n,
+                            .dev_out = dd};
+            if (p < m->min_coords) {
                 bad = 1;   /* every distance NA */
                 status = GPUCOR_ERR_INVALID;
             } else {
-                status = gpucor_dist_engine(REAL(data), n, p, m, asReal(power), anyna, &sink,
+                status = gc_run_dist(REAL(data), n, p, m, asReal(power), anyna, &sink,
                                             &h1, &flag, &used, msg, sizeof msg);
                 if (status == GPUCOR_OK && used) {
                     status = GPUCOR_ERR_INVALID;
@@ -101,8 +101,7 @@ SEXP gpucor_hclust(SEXP data, SEXP size, SEXP method, SEXP members, SEXP metric,
             status = gc_hclust_cuda_run(h, meth, mem, &mg, &host, &bad, msg, sizeof msg);
         gc_hclust_cuda_close(h);
 #else
-        status = GPUCOR_ERR_INVALID;
-        snprintf(msg, sizeof msg, "gpucor was built without CUDA");
+        status = gc_no_cuda(msg, sizeof msg);
 #endif
     } else {
         if (isx) error("internal error: the CPU engine clusters a 'dist'");

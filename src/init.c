@@ -38,6 +38,7 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
                     SEXP opts, SEXP file);
 SEXP gpucor_gpu_info(void);
 SEXP gpucor_max_threads(void);
+SEXP gpucor_measures(void);
 SEXP gpucor_gpu_release(void);
 
 #ifdef GPUCOR_CUDA
@@ -66,6 +67,7 @@ double gpucor_na_real;
 
 static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_cor, 7),
+    CALLDEF(gpucor_measures, 0),
     CALLDEF(gpucor_hdf5_available, 0),
     CALLDEF(gpucor_hdf5_virtual, 7),
     CALLDEF(gpucor_ship_write, 3),

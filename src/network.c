@@ -13,7 +13,7 @@
 #include <string.h>
 #include "gpucor.h"
 #include "status.h"
-#include "network.h"
+#include "algo/dispatch.h"
 #include "algo/edges.h"
 
 /* ---- one engine pass --------------------------------------------------- */
@@ -29,14 +29,14 @@ static int cor_pass(void *ctx, const gc_sink *sink, char *msg, size_t msgcap)
     int sd0 = 0;
     /* each pass its own progress bar */
     gpucor_progress_init(c->host->progress_ctx, c->host->opts->progress);
-    int status = gpucor_cor_engine(&c->in, sink, c->host, &sd0, &c->used, msg, msgcap);
+    int status = gc_run_cor(&c->in, sink, c->host, &sd0, &c->used, msg, msgcap);
     c->sd0 |= sd0;
     return status;
 }
 
 /* ---- p-values ----------------------------------------------------------- */
 typedef struct {
-    int method;
+    int kind;                  /* PVALUE_* */
     double n;                  /* the common number of observations */
     const uint64_t *mx, *my;   /* pairwise with NA: observed rows, per column */
     size_t words;
@@ -58,14 +58,14 @@ static double pair_n(const pv_ctx *c, size_t i, size_t j)
 static double pv_abs(void *ctx, double absr)
 {
     const pv_ctx *c = ctx;
-    return gc_p_value(c->method, absr, c->n, NULL, NULL);
+    return gc_p_value(c->kind, absr, c->n, NULL, NULL);
 }
 
 static double pv_pair(void *ctx, size_t i, size_t j, double r)
 {
     const pv_ctx *c = ctx;
     double n = pair_n(c, i, j);
-    if (c->method != COR_KENDALL) return gc_p_value(c->method, r, n, NULL, NULL);
+    if (c->kind != PVALUE_KENDALL) return gc_p_value(c->kind, r, n, NULL, NULL);
     if (!c->mx) return gc_p_kendall(r, n, &c->tx[i], &c->ty[j]);
     /* the pair's own complete rows */
     double *xv = c->scratch + (size_t) gc_select_slot() * 2 * c->nrow, *yv = xv + c->nrow;
@@ -123,15 +123,12 @@ static void edges_setup(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP o
     if (TYPEOF(x) != REALSXP || !isMatrix(x)) error("'x' must be a double matrix");
     if (!isNull(y) && (TYPEOF(y) != REALSXP || !isMatrix(y)))
         error("'y' must be a double matrix");
-    if (TYPEOF(crit) != REALSXP || XLENGTH(crit) != 6) error("invalid criteria");
     size_t n = (size_t) nrows(x), p = (size_t) ncols(x);
     size_t q = isNull(y) ? p : (size_t) ncols(y);
     if (!isNull(y) && (size_t) nrows(y) != n) error("incompatible dimensions");
-    /* method 4: bicor's prepared columns, uncentred (p-values: Pearson's t) */
-    int m = asInteger(method) - 1, u = asInteger(use) - 1, cosine = m == COR_KENDALL + 1;
-    if (cosine) m = COR_PEARSON;
-    if (m < COR_PEARSON || m > COR_KENDALL || u < USE_EVERYTHING || u > USE_PAIRWISE)
-        error("invalid 'method' or 'use'");
+    const gc_measure *m = gpucor_measure_arg(method, MEASURE_COLUMNS);
+    int u = gpucor_use_arg(use);
+    if (m->pvalue == PVALUE_NONE) error("invalid 'method'");
     if (!isNull(rows) && TYPEOF(rows) != INTSXP) error("'rows' must be an integer vector");
     size_t nobs = isNull(rows) ? n : (size_t) XLENGTH(rows);
     if (!isNull(rows))
@@ -139,7 +136,6 @@ static void edges_setup(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP o
             if (INTEGER(rows)[k] < 0 || (size_t) INTEGER(rows)[k] >= n)
                 error("'rows' out of range");
     if (p > UINT32_MAX || q > UINT32_MAX) error("too many variables");
-    const double *cr = REAL(crit);
     memset(e, 0, sizeof *e);
     e->nobs = nobs;
     e->use = u;
@@ -147,7 +143,7 @@ static void edges_setup(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP o
     gpucor_host_init(&e->host, &e->o, &e->pr);
 
     e->rc.in = (gc_cor_input) {REAL(x), isNull(y) ? NULL : REAL(y), n, p, q,
-                               isNull(rows) ? NULL : INTEGER(rows), nobs, m, u, cosine};
+                               isNull(rows) ? NULL : INTEGER(rows), nobs, m, u};
     e->rc.host = &e->host;
 
     int pairwise_na = 0;
@@ -160,20 +156,20 @@ static void edges_setup(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP o
         for (size_t k = 0; k < n * q && !pairwise_na; k++) pairwise_na = isnan(py[k]);
     }
     pv_ctx *pc = &e->pc;
-    pc->method = m;
+    pc->kind = m->pvalue;
     pc->n = (double) nobs;
     pc->nrow = n;
     if (pvalues && pairwise_na) {
         pc->words = (n + 63) / 64;
         pc->mx = na_masks(REAL(x), n, p, pc->words);
         pc->my = isNull(y) ? pc->mx : na_masks(REAL(y), n, q, pc->words);
-        if (m == COR_KENDALL) {
+        if (m->pvalue == PVALUE_KENDALL) {
             pc->x = REAL(x);
             pc->y = isNull(y) ? REAL(x) : REAL(y);
             int ns = e->o.nthreads > 0 ? e->o.nthreads : 1;
             pc->scratch = (double *) R_alloc((size_t) ns * 2 * (n ? n : 1), sizeof(double));
         }
-    } else if (pvalues && m == COR_KENDALL) {
+    } else if (pvalues && m->pvalue == PVALUE_KENDALL) {
         const int *rw = isNull(rows) ? NULL : INTEGER(rows);
         pc->tx = column_ties(REAL(x), n, p, rw, nobs);
         pc->ty = isNull(y) ? pc->tx : column_ties(REAL(y), n, q, rw, nobs);
@@ -185,15 +181,9 @@ static void edges_setup(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP o
     job->symmetric = isNull(y);
     job->p = p;
     job->q = q;
-    job->strength = cr[4] != 0 ? STRENGTH_ABS : STRENGTH_RAW;
     job->nslots = e->o.nthreads > 0 ? e->o.nthreads : 1;
-    job->has_thr = !ISNAN(cr[0]);
-    job->thr = job->has_thr ? cr[0] : 0;
-    job->top_k = ISNAN(cr[1]) ? 0 : (size_t) cr[1];
-    job->density = ISNAN(cr[2]) ? 0 : cr[2];
-    job->fdr = ISNAN(cr[3]) ? 0 : cr[3];
-    job->want_p = cr[5] != 0;
-    job->common_n = !pairwise_na && m != COR_KENDALL;
+    gpucor_criteria(crit, job);
+    job->common_n = !pairwise_na && m->pvalue != PVALUE_KENDALL;
     job->pabs = pv_abs;
     job->pvalue = pv_pair;
     job->pctx = pc;
@@ -377,7 +367,7 @@ SEXP gpucor_edges_pass(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP op
     s.pctx = e.job.pctx;
     int mode = (int) sp[SPEC_MODE];
     s.k = (mode & SEL_HEAPS) ? (size_t) sp[SPEC_K] : 0;
-    gc_sink sink = {SINK_SELECT, EPI_IDENTITY, 0, s.p, s.q, NULL, &s};
+    gc_sink sink = {.kind = SINK_SELECT, .p = s.p, .q = s.q, .sel = &s};
     if (gc_select_alloc(&s, e.job.nslots, (mode & SEL_HIST) != 0)) {
         gc_select_free(&s);
         error("gpu_cor_edges: out of host memory");
@@ -525,11 +515,7 @@ SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
     }
     gc_edges_free(&eo);
     if (e.rc.sd0 || bc.sd0) setAttrib(ans, install("sd0"), ScalarLogical(TRUE));
-    if (e.rc.used) gpucor_set_threads(ans, o, e.rc.used);
-    else {
-        gpucor_set_timing(ans, o, e.host.seconds);
-        if (e.host.note[0]) warning("gpu_cor_edges: %s", e.host.note);
-    }
+    gpucor_call_report(ans, o, &e.host, e.rc.used, "gpu_cor_edges");
     UNPROTECT(nprot);
     return ans;
 }
@@ -627,8 +613,7 @@ SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
                 SEXP parts)
 {
     if (TYPEOF(x) != REALSXP || !isMatrix(x)) error("'x' must be a double matrix");
-    int m = asInteger(method) - 1;
-    if (m < DIST_EUCLIDEAN || m > DIST_COSINE) error("invalid distance method");
+    const gc_measure *m = gpucor_measure_arg(method, MEASURE_ROWS);
     size_t n = (size_t) nrows(x), p = (size_t) ncols(x);
     double kd = asReal(kk);
     if (ISNAN(kd) || kd < 1 || (n > 0 && kd > (double) n - 1)) error("invalid 'k'");
@@ -649,9 +634,7 @@ SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
     s.strength = STRENGTH_NEG;
     s.mode = SEL_HEAPS;
     s.k = k;
-    int epi = m <= DIST_MINKOWSKI ? EPI_IDENTITY
-            : m == DIST_ABSCORRELATION ? EPI_ONE_MINUS_ABS : EPI_ONE_MINUS;
-    gc_sink sink = {SINK_SELECT, epi, 0, n, n, NULL, &s};
+    gc_sink sink = {.kind = SINK_SELECT, .epilogue = m->epilogue, .p = n, .q = n, .sel = &s};
     int status = GPUCOR_OK, flag = 0, used = 0;
     char msg[512] = "";
     if (gc_select_alloc(&s, o.nthreads > 0 ? o.nthreads : 1, 0)) {
@@ -668,7 +651,7 @@ SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
             gc_select_free(&s);
             error("internal error: a worker's neighbours are malformed");
         }
-        flag = knn_parts_offer(&s, parts, k, held, m == DIST_BINARY ? "nonfinite" : "sd0");
+        flag = knn_parts_offer(&s, parts, k, held, gc_measure_flag_attr(m));
     } else if (p > 0 && n > 1) {
         for (size_t a = 0; a < (nr ? nr : 1) && status == GPUCOR_OK; a++) {
             int f = 0;
@@ -676,7 +659,7 @@ SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
                 o.col0 = (size_t) rg[2 * a];
                 o.col1 = (size_t) rg[2 * a + 1];
             }
-            status = gpucor_dist_engine(REAL(x), n, p, m, asReal(power),
+            status = gc_run_dist(REAL(x), n, p, m, asReal(power),
                                         asLogical(anyna) == TRUE, &sink, &host, &f, &used,
                                         msg, sizeof msg);
             flag |= f;
@@ -720,12 +703,8 @@ SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
     SET_VECTOR_ELT(ans, 0, idx);
     SET_VECTOR_ELT(ans, 1, dst);
     if (nr) SET_VECTOR_ELT(ans, 2, rows);
-    if (flag) setAttrib(ans, install(m == DIST_BINARY ? "nonfinite" : "sd0"), ScalarLogical(TRUE));
-    if (used) gpucor_set_threads(ans, &o, used);
-    else {
-        gpucor_set_timing(ans, &o, host.seconds);
-        if (host.note[0]) warning("gpu_knn: %s", host.note);
-    }
+    if (flag) setAttrib(ans, install(gc_measure_flag_attr(m)), ScalarLogical(TRUE));
+    gpucor_call_report(ans, &o, &host, used, "gpu_knn");
     UNPROTECT(4);
     return ans;
 }

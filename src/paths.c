@@ -13,6 +13,7 @@
 #include "gpucor.h"
 #include "status.h"
 #include "algo/apsp.h"
+#include "algo/dispatch.h"
 
 static const char *weight_names[] = {"distance", "inverse", "neglog", "one_minus"};
 
@@ -84,8 +85,7 @@ SEXP gpucor_apsp(SEXP w, SEXP size, SEXP weights, SEXP threshold, SEXP directed,
 #ifdef GPUCOR_CUDA
         status = gc_apsp_cuda(&job, &host, msg, sizeof msg);
 #else
-        status = GPUCOR_ERR_INVALID;
-        snprintf(msg, sizeof msg, "gpucor was built without CUDA");
+        status = gc_no_cuda(msg, sizeof msg);
 #endif
     } else {
         status = gc_apsp_cpu(&job, &host, &used, msg, sizeof msg);

@@ -3,6 +3,7 @@
 #define GPUCOR_STATUS_H
 #include <Rinternals.h>
 #include "engine/engine.h"
+#include "engine/measure.h"
 
 int gpucor_interrupted(void);
 /* Raises the R condition for a non-OK status; call after freeing. */
@@ -30,10 +31,33 @@ size_t gpucor_ranges(SEXP list, const double **r);
 /* The element 'name' of a named list from R (an internal error if none). */
 SEXP gpucor_field(SEXP list, const char *name);
 SEXP gpucor_field_or_null(SEXP list, const char *name);
+/* The measure named by the string 'name' in 'space' (MEASURE_*), and the
+ * 'use' mode named by 'use' (USE_*): R passes names, never codes; an
+ * unknown one is an internal error. */
+const gc_measure *gpucor_measure_arg(SEXP name, int space);
+int gpucor_use_arg(SEXP use);
+/* gpu_cor_edges()'s criteria (R/edges.R: list(threshold, top_k, density,
+ * fdr, absolute, p_value), NA where absent) into the driver's job. */
+struct gc_edges_job;
+/* One side of bicor's preparation (R/wgcna.R, .bicor_params(): list(
+ * max_outliers, fallback: "none" / "individual" / "all", pearson)). */
+struct gc_bicor_opts;
+void gpucor_bicor_opts(SEXP list, struct gc_bicor_opts *o);
+/* Both sides' (list(x, y, quick)): returns quick. */
+double gpucor_bicor_sides(SEXP list, struct gc_bicor_opts *ox, struct gc_bicor_opts *oy);
+void gpucor_criteria(SEXP list, struct gc_edges_job *job);
 void gpucor_host_init(gc_host *h, const gc_opts *o, gpucor_progress *pr);
 /* With option gpucor.profile: the GPU's stage times (waiting for the
  * device, committing into R memory, total) as attribute "timing", and the
  * CPU engine's team size as attribute "threads" (the thread tests read it). */
 void gpucor_set_timing(SEXP ans, const gc_opts *o, const double *seconds);
 void gpucor_set_threads(SEXP ans, const gc_opts *o, int threads);
+/* The end of an engine call that made ans: the CPU's team size when the
+ * CPU ran (used > 0), else the GPU's timings (both with option profile)
+ * and the GPU's note as a warning, "fun: note" (fun NULL: the note). */
+void gpucor_call_report(SEXP ans, const gc_opts *o, const gc_host *host, int used,
+                        const char *fun);
+/* A failed call raises: with a file sink, once the file is finished or
+ * removed (output.c); else with the engine's message. */
+void gpucor_call_status(gc_file *f, int status, const char *fun, const char *msg);
 #endif

@@ -14,27 +14,19 @@
 #include <string.h>
 #include "gpucor.h"
 #include "status.h"
-#include "network.h"
+#include "algo/dispatch.h"
 #include "output.h"
 #include "algo/bicor.h"
 #include "algo/tom.h"
 
-static void bicor_opts(const double *v, gc_bicor_opts *o)
-{
-    o->max_outliers = v[0];
-    o->fallback = (int) v[1];
-    o->pearson = v[2] != 0;
-}
-
-/* params: maxPOutliers, fallback (BICOR_FB_*), pearson.  list(z, flags) */
+/* params: one side's (gpucor_bicor_opts).  list(z, flags) */
 SEXP gpucor_bicor_prep(SEXP x, SEXP params, SEXP opts)
 {
     if (TYPEOF(x) != REALSXP || !isMatrix(x)) error("'x' must be a double matrix");
-    if (TYPEOF(params) != REALSXP || XLENGTH(params) != 3) error("invalid bicor parameters");
     gc_opts o;
     gpucor_opts(opts, &o);
     gc_bicor_opts bo;
-    bicor_opts(REAL(params), &bo);
+    gpucor_bicor_opts(params, &bo);
     size_t n = (size_t) nrows(x), p = (size_t) ncols(x);
     SEXP ans = PROTECT(allocVector(VECSXP, 2));
     SEXP z = allocMatrix(REALSXP, (int) n, (int) p);
@@ -50,7 +42,7 @@ SEXP gpucor_bicor_prep(SEXP x, SEXP params, SEXP opts)
 }
 
 /* The pairs with NAs on their common rows, into r (p x q, the caller's
- * fresh result).  params: x's three, y's three, quick.  Returns c(pairs
+ * fresh result).  params: list(x, y: each side's, quick).  Returns c(pairs
  * that became NA, zero MAD met in x, in y). */
 SEXP gpucor_bicor_pairs(SEXP x, SEXP fx, SEXP y, SEXP fy, SEXP params, SEXP r, SEXP opts)
 {
@@ -64,19 +56,17 @@ SEXP gpucor_bicor_pairs(SEXP x, SEXP fx, SEXP y, SEXP fy, SEXP params, SEXP r, S
     size_t n = (size_t) nrows(x), p = (size_t) ncols(x), q = sym ? p : (size_t) ncols(y);
     if (TYPEOF(r) != REALSXP || (size_t) XLENGTH(r) != p * q)
         error("internal error: invalid result");
-    if (TYPEOF(params) != REALSXP || XLENGTH(params) != 7) error("invalid bicor parameters");
     gc_opts o;
     gpucor_opts(opts, &o);
     gc_bicor_opts ox, oy;
-    bicor_opts(REAL(params), &ox);
-    bicor_opts(REAL(params) + 3, &oy);
+    double quick = gpucor_bicor_sides(params, &ox, &oy);
     gpucor_progress pr;
     gc_host host;
     gpucor_host_init(&host, &o, &pr);
     size_t nna = 0;
     int zmad[2] = {0, 0};
     int st = gc_bicor_pairs(REAL(x), n, p, INTEGER(fx), &ox, sym ? NULL : REAL(y), q,
-                            sym ? NULL : INTEGER(fy), &oy, REAL(params)[6], REAL(r), &nna,
+                            sym ? NULL : INTEGER(fy), &oy, quick, REAL(r), &nna,
                             zmad, &host);
     if (st != GPUCOR_OK) gpucor_raise(st, "gpu_bicor");
     SEXP ans = allocVector(REALSXP, 3);
@@ -90,9 +80,9 @@ SEXP gpucor_bicor_pairs(SEXP x, SEXP fx, SEXP y, SEXP fy, SEXP params, SEXP r, S
  * product of the prepared columns zx (and zy) written to the file (the
  * output spec, with R's post steps), and with 'pairs' the pairs with NAs
  * recomputed on their common rows in each band before it is written
- * (algo/bicor.h), never the whole matrix in memory.  params: x's three,
- * y's three, quick, pairs.  Returns c(pairs that became NA, zero MAD met in
- * x, in y), as gpucor_bicor_pairs. */
+ * (algo/bicor.h), never the whole matrix in memory.  params: list(x, y,
+ * quick) as gpucor_bicor_pairs', and pairs.  Returns c(pairs that became
+ * NA, zero MAD met in x, in y), as gpucor_bicor_pairs. */
 SEXP gpucor_bicor_file(SEXP zx, SEXP zy, SEXP x, SEXP y, SEXP fx, SEXP fy, SEXP params,
                        SEXP opts, SEXP file, SEXP what)
 {
@@ -105,20 +95,18 @@ SEXP gpucor_bicor_file(SEXP zx, SEXP zy, SEXP x, SEXP y, SEXP fx, SEXP fy, SEXP 
                  !isMatrix(y) || nrows(y) != nrows(x) || nrows(zy) != nrows(y) ||
                  ncols(zy) != ncols(y) || TYPEOF(fy) != INTSXP || XLENGTH(fy) != ncols(y)))
         error("internal error: invalid 'y'");
-    if (TYPEOF(params) != REALSXP || XLENGTH(params) != 8) error("invalid bicor parameters");
     if (!isString(what) || XLENGTH(what) != 1) error("internal error: invalid caller");
     const char *fun = CHAR(STRING_ELT(what, 0));
     size_t n = (size_t) nrows(x), p = (size_t) ncols(x), q = sym ? p : (size_t) ncols(y);
     gc_opts o;
     gpucor_opts(opts, &o);
     gc_bicor_opts ox, oy;
-    bicor_opts(REAL(params), &ox);
-    bicor_opts(REAL(params) + 3, &oy);
-    int pairs = REAL(params)[7] != 0;
+    double quick = gpucor_bicor_sides(params, &ox, &oy);
+    int pairs = asLogical(gpucor_field(params, "pairs")) == TRUE;
 
     SEXP ans = PROTECT(allocVector(REALSXP, 3));
     memset(REAL(ans), 0, 3 * sizeof(double));
-    gc_sink sink = {SINK_DENSE, EPI_IDENTITY, sym, p, q, NULL};
+    gc_sink sink = {.kind = SINK_DENSE, .symmetric = sym, .p = p, .q = q};
     gpucor_progress pr;
     gc_host host;
     gpucor_host_init(&host, &o, &pr);
@@ -128,15 +116,15 @@ SEXP gpucor_bicor_file(SEXP zx, SEXP zy, SEXP x, SEXP y, SEXP fx, SEXP fy, SEXP 
     char msg[512] = "";
     if (pairs) {
         status = gc_bicor_pairs_open(REAL(x), n, p, INTEGER(fx), &ox, sym ? NULL : REAL(y), q,
-                                     sym ? NULL : INTEGER(fy), &oy, REAL(params)[6],
+                                     sym ? NULL : INTEGER(fy), &oy, quick,
                                      o.nthreads, &pc);
         if (status == GPUCOR_OK) gc_file_set_hook(f, gc_bicor_pairs_columns, pc);
         else snprintf(msg, sizeof msg, "out of host memory");
     }
     if (status == GPUCOR_OK) {
-        gc_cor_input in = {REAL(zx), sym ? NULL : REAL(zy), n, p, q, NULL, n, COR_PEARSON,
-                           USE_EVERYTHING, 1, 0};
-        status = gpucor_cor_engine(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
+        gc_cor_input in = {REAL(zx), sym ? NULL : REAL(zy), n, p, q, NULL, n,
+                           gc_measure_find("bicor", MEASURE_COLUMNS), USE_EVERYTHING};
+        status = gc_run_cor(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
     }
     if (pc) {
         size_t nna = 0;
@@ -146,26 +134,18 @@ SEXP gpucor_bicor_file(SEXP zx, SEXP zy, SEXP x, SEXP y, SEXP fx, SEXP fy, SEXP 
         REAL(ans)[1] = zmad[0];
         REAL(ans)[2] = zmad[1];
     }
-    UNPROTECT(1);
-    gpucor_file_finish(f, status, fun, msg);   /* raises on failure */
-    PROTECT(ans);
-    if (used) gpucor_set_threads(ans, &o, used);
-    else {
-        gpucor_set_timing(ans, &o, host.seconds);
-        if (host.note[0]) warning("%s: %s", fun, host.note);
-    }
+    gpucor_call_status(f, status, fun, msg);
+    gpucor_call_report(ans, &o, &host, used, fun);
     UNPROTECT(1);
     return ans;
 }
 
 enum { NET_ADJACENCY = 1, NET_POWSUM = 2, NET_TOM = 3, NET_TOM_DIST = 4 };
 
-static int list_int(SEXP l, int k) { return asInteger(VECTOR_ELT(l, k)); }
-static double list_real(SEXP l, int k) { return asReal(VECTOR_ELT(l, k)); }
-
-/* x: the data (n x p; method 1 Pearson, 2 Spearman, 3 the prepared columns
- * of bicor, uncentred) or an adjacency (method 0; TOM only); use, rows as
- * gpu_cor's.  params: list(epilogue, beta, powers, tom type, mean denom).
+/* x: the data (n x p; method the name of a measure between columns:
+ * "pearson", "spearman", or "bicor" for its prepared columns) or an
+ * adjacency (method NULL; TOM only); use, rows as gpu_cor's.  params:
+ * list(epilogue, beta, powers, tom type, mean denom).
  * file: NULL, or the output spec of the adjacency or TOM matrix (a TOM
  * 'dist' as the full matrix of 1 - TOM, diagonal 0); then TRUE comes back
  * (with the attributes). */
@@ -173,24 +153,25 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
                     SEXP opts, SEXP file)
 {
     if (TYPEOF(x) != REALSXP || !isMatrix(x)) error("internal error: 'x' must be a double matrix");
-    if (TYPEOF(params) != VECSXP || XLENGTH(params) != 5) error("internal error: invalid parameters");
+    if (TYPEOF(params) != VECSXP) error("internal error: invalid parameters");
     if (!isNull(rows) && TYPEOF(rows) != INTSXP) error("'rows' must be an integer vector");
-    int w = asInteger(what), m = asInteger(method), u = asInteger(use) - 1;
-    if (w < NET_ADJACENCY || w > NET_TOM_DIST || m < 0 || m > 3 ||
-        u < USE_EVERYTHING || u > USE_PAIRWISE || (m == 0 && w < NET_TOM) ||
-        (!isNull(file) && w == NET_POWSUM))
+    int w = asInteger(what), u = gpucor_use_arg(use);
+    /* the data's measure; NULL: x is the adjacency */
+    const gc_measure *m = isNull(method) ? NULL : gpucor_measure_arg(method, MEASURE_COLUMNS);
+    if (w < NET_ADJACENCY || w > NET_TOM_DIST || (m && m->family != FAMILY_PRODUCT) ||
+        (!m && w < NET_TOM) || (!isNull(file) && w == NET_POWSUM))
         error("internal error: invalid network request");
     size_t n = (size_t) nrows(x), p = m ? (size_t) ncols(x) : n;
-    if (m == 0 && (size_t) ncols(x) != n) error("the adjacency must be square");
+    if (!m && (size_t) ncols(x) != n) error("the adjacency must be square");
     gc_opts o;
     gpucor_opts(opts, &o);
-    int epi = list_int(params, 0);
-    double beta = list_real(params, 1);
-    SEXP powers = VECTOR_ELT(params, 2);
-    gc_tom_args ta = {list_int(params, 3), list_int(params, 4)};
+    int epi = asInteger(gpucor_field(params, "epilogue"));
+    double beta = asReal(gpucor_field(params, "beta"));
+    SEXP powers = gpucor_field(params, "powers");
+    gc_tom_args ta = {asInteger(gpucor_field(params, "tom")),
+                      asInteger(gpucor_field(params, "mean_denom"))};
     gc_cor_input in = {REAL(x), NULL, n, p, p, isNull(rows) ? NULL : INTEGER(rows),
-                       isNull(rows) ? n : (size_t) XLENGTH(rows),
-                       m == 2 ? COR_SPEARMAN : COR_PEARSON, u, m == 3};
+                       isNull(rows) ? n : (size_t) XLENGTH(rows), m, u};
     gpucor_progress pr;
     gc_host host;
     gpucor_host_init(&host, &o, &pr);
@@ -203,8 +184,8 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
     gc_file *f = NULL;
 
     if (w == NET_ADJACENCY || w == NET_POWSUM) {
-        gc_sink sink = {SINK_DENSE, epi, 1, p, p};
-        sink.beta = beta;
+        gc_sink sink = {.kind = SINK_DENSE, .epilogue = epi, .symmetric = 1, .p = p, .q = p,
+                        .beta = beta};
         gc_powsum ps = {0};
         if (!isNull(file)) {
             /* the sink applies the epilogue to the tiles (the GPU's on the
@@ -228,15 +209,16 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
             sink.kind = SINK_POWSUM;
             sink.pow = &ps;
         }
-        status = gpucor_cor_engine(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
+        status = gc_run_cor(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
         if (status == GPUCOR_OK && w == NET_POWSUM && used) gc_powsum_finish(&sink);
         free(ps.slot);
     } else {
         /* the genes: p (x's columns, or the adjacency's side) */
         size_t g = p;
         size_t len = w == NET_TOM ? g * g : dist_len(g);
-        gc_sink out = {w == NET_TOM ? SINK_DENSE : SINK_DIST,
-                       w == NET_TOM ? EPI_IDENTITY : EPI_ONE_MINUS, 1, g, g};
+        gc_sink out = {.kind = w == NET_TOM ? SINK_DENSE : SINK_DIST,
+                       .epilogue = w == NET_TOM ? EPI_IDENTITY : EPI_ONE_MINUS,
+                       .symmetric = 1, .p = g, .q = g};
         if (!isNull(file)) {
             /* before the adjacency's memory is taken: opening may raise.  A
              * 'dist' is the matrix of 1 - TOM, diagonal 0 (as gpu_dist's);
@@ -256,15 +238,16 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
             gc_tom_dev *h = NULL;
             void *dA = NULL;
             status = gc_tom_cuda_open(g, dev, o.single, o.gpu_memory, &h, &dA, msg, sizeof msg);
-            if (status == GPUCOR_OK && m == 0) {
+            if (status == GPUCOR_OK && !m) {
                 status = gc_tom_cuda_upload(h, REAL(x), msg, sizeof msg);
             } else if (status == GPUCOR_OK) {
                 /* the adjacency goes to the device that holds it */
                 gc_opts o1;
                 gc_host h1;
                 gc_host_on_device(&host, dev, &o1, &h1);
-                gc_sink sink = {SINK_DENSE_DEVICE, epi, 1, g, g, NULL, NULL, dA, beta, g};
-                status = gpucor_cor_engine(&in, &sink, &h1, &sd0, &used, msg, sizeof msg);
+                gc_sink sink = {.kind = SINK_DENSE_DEVICE, .epilogue = epi, .symmetric = 1,
+                                .p = g, .q = g, .dev_out = dA, .beta = beta, .ld = g};
+                status = gc_run_cor(&in, &sink, &h1, &sd0, &used, msg, sizeof msg);
                 if (status == GPUCOR_OK && used) {
                     status = GPUCOR_ERR_INVALID;
                     snprintf(msg, sizeof msg, "internal error: the adjacency was not "
@@ -276,8 +259,7 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
                 status = gc_tom_cuda_run(h, &ta, &out, &host, &nbad, msg, sizeof msg);
             gc_tom_cuda_close(h);
 #else
-            status = GPUCOR_ERR_INVALID;
-            snprintf(msg, sizeof msg, "gpucor was built without CUDA");
+            status = gc_no_cuda(msg, sizeof msg);
 #endif
         } else {
             size_t ld = (g + 3) & ~(size_t) 3;
@@ -289,30 +271,20 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
                 if (f) gpucor_file_finish(f, GPUCOR_ERR_ALLOC, fun, msg);   /* raises */
                 error("gpu_tom: %s", msg);
             }
-            if (m == 0) {
+            if (!m) {
                 for (size_t j = 0; j < g; j++)
                     memcpy(A + j * ld, REAL(x) + j * g, g * sizeof(double));
             } else {
-                gc_sink sink = {SINK_DENSE, epi, 1, g, g, A, NULL, NULL, beta, ld};
-                status = gpucor_cor_engine(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
+                gc_sink sink = {.kind = SINK_DENSE, .epilogue = epi, .symmetric = 1, .p = g,
+                                .q = g, .out = A, .beta = beta, .ld = ld};
+                status = gc_run_cor(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
             }
             if (status == GPUCOR_OK) status = gc_tom_cpu(A, g, ld, &ta, &out, &host, &used, &nbad);
             free(A);
         }
     }
-    if (f) {
-        UNPROTECT(nprot);
-        gpucor_file_finish(f, status, fun, msg);   /* raises on failure */
-        PROTECT(ans);
-    } else if (status != GPUCOR_OK) {
-        UNPROTECT(nprot);
-        gpucor_raise_msg(status, fun, msg);
-    }
-    if (used) gpucor_set_threads(ans, &o, used);
-    else {
-        gpucor_set_timing(ans, &o, host.seconds);
-        if (host.note[0]) warning("%s", host.note);
-    }
+    gpucor_call_status(f, status, fun, msg);
+    gpucor_call_report(ans, &o, &host, used, NULL);
     if (nbad) setAttrib(ans, install("bad"), ScalarReal((double) nbad));
     if (sd0) setAttrib(ans, install("sd0"), ScalarLogical(TRUE));
     UNPROTECT(nprot);

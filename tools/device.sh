@@ -31,6 +31,12 @@ mkdir -p /tmp/lib /tmp/libbase
 build() {   # build SRC LIB LOG
   (cd "$1" && CUDA_ARCH=${CUDA_ARCH:-90} MAKEFLAGS=-j8 R CMD INSTALL --library="$2" . >"$3" 2>&1)
 }
+# PREBUILT=<file.tar.xz>: installed builds made on the CPU machine (nvcc
+# is there: tools/prebuild.sh), lib/ and libbase/ unpacked into /tmp
+# instead of building here (a build here takes 2 to 8 minutes)
+if [ -n "${PREBUILT:-}" ] && [ ! -f /tmp/lib/gpucor/DESCRIPTION ]; then
+  tar -C /tmp -xJf "$PREBUILT" || exit 1
+fi
 if [ ! -f /tmp/lib/gpucor/DESCRIPTION ] || [ -n "${REBUILD:-}" ]; then
   build . /tmp/lib "$OUT/install.log" &
   if [ -d .bench-base ] && [ ! -f /tmp/libbase/gpucor/DESCRIPTION ]; then

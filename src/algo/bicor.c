@@ -386,7 +386,7 @@ int gc_bicor_pairs(const double *x, size_t n, size_t p, const int *fx,
     if (status != GPUCOR_OK) return status;
     if (sym) q = p;
     c->r = r;
-    gc_sink sink = {SINK_DENSE, EPI_IDENTITY, sym, p, q, r};
+    gc_sink sink = {.kind = SINK_DENSE, .symmetric = sym, .p = p, .q = q, .out = r};
     status = cpu_tiles_run(p, q, sym, host->opts->cpu_tile ? host->opts->cpu_tile : 32,
                            pairs_fill, c, 7 * n * sizeof(double) + n + 1, &sink, host, NULL);
     gc_bicor_pairs_close(c, nna, zmad);

@@ -24,7 +24,7 @@ enum { BICOR_FB_NONE = 1, BICOR_FB_INDIVIDUAL = 2, BICOR_FB_ALL = 3 };
 /* column outcomes */
 enum { BICOR_COL_NA = 1, BICOR_COL_ZERO_MAD = 2, BICOR_COL_PEARSON = 4 };
 
-typedef struct {
+typedef struct gc_bicor_opts {
     double max_outliers;   /* maxPOutliers in (0, 1] */
     int fallback;          /* BICOR_FB_* */
     int pearson;           /* robust = FALSE: Pearson's preparation throughout */

@@ -304,7 +304,7 @@ int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
     s.key = job->fdr > 0 ? (job->common_n ? KEY_ABS : KEY_PVALUE) : KEY_STRENGTH;
     double mall = job->symmetric ? (double) job->p * ((double) job->p - 1) / 2
                                  : (double) job->p * (double) job->q;
-    gc_sink sink = {SINK_SELECT, EPI_IDENTITY, 0, job->p, job->q, NULL, &s};
+    gc_sink sink = {.kind = SINK_SELECT, .p = job->p, .q = job->q, .sel = &s};
     double M = 0;
     int none = 0;
     /* tests: refine with small bins too (GPUCOR_TEST_BIN_LIMIT=n) */

@@ -22,7 +22,7 @@
 
 #define GC_EDGES_BIN_LIMIT ((uint64_t) 1 << 22)
 
-typedef struct {
+typedef struct gc_edges_job {
     /* one pass over every pair of the result into sink */
     int (*run)(void *ctx, const gc_sink *sink, char *msg, size_t msgcap);
     void *run_ctx;

@@ -18,6 +18,16 @@
 #endif
 #include "hclust.h"
 
+const char *const gc_hclust_names[HC_COUNT] = {
+    "ward.D", "single", "complete", "average", "mcquitty", "median", "centroid", "ward.D2"};
+
+int gc_hclust_find(const char *name)
+{
+    for (int k = 0; k < HC_COUNT; k++)
+        if (strcmp(gc_hclust_names[k], name) == 0) return k;
+    return -1;
+}
+
 static inline double *cell(double *D, size_t n, size_t i, size_t j)
 {
     return i > j ? D + dist_index(n, i, j) : D + dist_index(n, j, i);

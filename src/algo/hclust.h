@@ -34,12 +34,16 @@
 #include <stddef.h>
 #include "../engine/engine.h"
 
-/* Same order as the 'method' vector of gpu_hclust() in R/hclust.R (which
- * is stats::hclust()'s, whose Fortran numbers them 1, 2, 3, 4, 5, 7, 6, 8). */
+/* The linkage methods, in the order of stats::hclust()'s METHODS (its
+ * Fortran numbers them 1, 2, 3, 4, 5, 7, 6, 8); gc_hclust_names[] holds
+ * their R names, which R passes. */
 enum {
     HC_WARD_D = 0, HC_SINGLE, HC_COMPLETE, HC_AVERAGE, HC_MCQUITTY,
-    HC_MEDIAN, HC_CENTROID, HC_WARD_D2
+    HC_MEDIAN, HC_CENTROID, HC_WARD_D2, HC_COUNT
 };
+extern const char *const gc_hclust_names[HC_COUNT];
+/* HC_* of an R name, or -1. */
+int gc_hclust_find(const char *name);
 
 /* Whether the nearest-neighbour chain applies to the method. */
 static inline int gc_hclust_reducible(int method)

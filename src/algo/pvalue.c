@@ -8,6 +8,7 @@
 #include <Rmath.h>
 #include "pvalue.h"
 #include "../gpucor.h"
+#include "../engine/measure.h"
 
 double gc_p_pearson(double r, double n)
 {
@@ -53,12 +54,15 @@ double gc_p_kendall(double r, double n, const gc_ties *tx, const gc_ties *ty)
     return 2 * pnorm(z, 0, 1, z < 0, 0);
 }
 
-double gc_p_value(int method, double r, double n, const gc_ties *tx,
+double gc_p_value(int kind, double r, double n, const gc_ties *tx,
                   const gc_ties *ty)
 {
-    if (method == COR_KENDALL) return gc_p_kendall(r, n, tx, ty);
-    if (method == COR_SPEARMAN) return gc_p_spearman(r, n);
-    return gc_p_pearson(r, n);
+    switch (kind) {
+    case PVALUE_KENDALL: return gc_p_kendall(r, n, tx, ty);
+    case PVALUE_SPEARMAN: return gc_p_spearman(r, n);
+    case PVALUE_PEARSON: return gc_p_pearson(r, n);
+    default: return NAN;
+    }
 }
 
 static int dcmp(const void *a, const void *b)

@@ -17,8 +17,8 @@ typedef struct { double a1, a2, a3; } gc_ties;
 double gc_p_pearson(double r, double n);
 double gc_p_spearman(double r, double n);
 double gc_p_kendall(double r, double n, const gc_ties *tx, const gc_ties *ty);
-/* p-value of method COR_* */
-double gc_p_value(int method, double r, double n, const gc_ties *tx,
+/* The p-value of kind PVALUE_* (engine/measure.h; NaN for none) */
+double gc_p_value(int kind, double r, double n, const gc_ties *tx,
                   const gc_ties *ty);
 /* The tie statistics of v[0 .. n-1] (no NaN); sorts v in place. */
 void gc_kendall_ties(double *v, size_t n, gc_ties *t);

@@ -255,32 +255,35 @@ test_that("a worker that fails: a clear error from the main process, nothing kep
   expect_error(gpucor:::.bp_share_run(gpucor:::.bp_shares(10, BiocParallel::SerialParam(), 0L),
                                       bad, BiocParallel::SerialParam()),
                "the worker's own failure")
-  expect_error(.Call(gpucor:::C_gpucor_edges, x, NULL, 1L, 1L, NULL,
-                     gpucor:::.engine_opts("cpu", "double"), c(NA, 2, NA, NA, 1, 0),
+  crit2 <- list(threshold = NA_real_, top_k = 2, density = NA_real_, fdr = NA_real_,
+                absolute = TRUE, p_value = FALSE)
+  expect_error(.Call(gpucor:::C_gpucor_edges, x, NULL, "pearson", "everything", NULL,
+                     gpucor:::.engine_opts("cpu", "double"), crit2,
                      function(spec) stop("no pass today")),
                "a BiocParallel worker failed: no pass today", fixed = TRUE)
-  expect_error(.Call(gpucor:::C_gpucor_edges, x, NULL, 1L, 1L, NULL,
-                     gpucor:::.engine_opts("cpu", "double"), c(NA, 2, NA, NA, 1, 0),
+  expect_error(.Call(gpucor:::C_gpucor_edges, x, NULL, "pearson", "everything", NULL,
+                     gpucor:::.engine_opts("cpu", "double"), crit2,
                      function(spec) list(list(counts = 1))),
                "a worker's pass is malformed", fixed = TRUE)
 })
 
 test_that("the engine's shares cover the result once: counts add up to every pair", {
   x <- bp_input(25, 41)
-  crit <- c(NA, NA, NA, 0.5, 1, 0)
+  crit <- list(threshold = NA_real_, top_k = NA_real_, density = NA_real_, fdr = 0.5,
+               absolute = TRUE, p_value = FALSE)
   opts <- function(cols) gpucor:::.engine_opts("cpu", "double", cols = cols)
   spec <- c(1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1)   # a histogram pass of |r|
   for (tile in c(1L, 4L, 16L)) {
     old <- options(gpucor.cpu_tile = tile)
     # ranges in any order, several in one call
     cuts <- c(0, 5, 17, 18, 41)
-    parts <- list(.Call(gpucor:::C_gpucor_edges_pass, x, NULL, 1L, 1L, NULL,
+    parts <- list(.Call(gpucor:::C_gpucor_edges_pass, x, NULL, "pearson", "everything", NULL,
                         opts(c(17, 18, 0, 5)), crit, spec),
-                  .Call(gpucor:::C_gpucor_edges_pass, x, NULL, 1L, 1L, NULL,
+                  .Call(gpucor:::C_gpucor_edges_pass, x, NULL, "pearson", "everything", NULL,
                         opts(c(5, 17)), crit, spec),
-                  .Call(gpucor:::C_gpucor_edges_pass, x, NULL, 1L, 1L, NULL,
+                  .Call(gpucor:::C_gpucor_edges_pass, x, NULL, "pearson", "everything", NULL,
                         opts(c(18, 41)), crit, spec))
-    whole <- .Call(gpucor:::C_gpucor_edges_pass, x, NULL, 1L, 1L, NULL, opts(NULL), crit, spec)
+    whole <- .Call(gpucor:::C_gpucor_edges_pass, x, NULL, "pearson", "everything", NULL, opts(NULL), crit, spec)
     options(old)
     # every pair but the zero-sd column's, once
     expect_equal(sum(vapply(parts, function(r) r$counts[2], 0)), 40 * 39 / 2)
@@ -365,7 +368,7 @@ test_that("gpu_dist(BPPARAM =): the 'dist' of the call without it", {
 test_that("a 'dist' share: the columns of any ranges, whatever the tiles, put together", {
   x <- t(bp_input(6, 41))
   opts <- function(cols) gpucor:::.engine_opts("cpu", "double", cols = cols)
-  for (tile in c(1L, 4L, 7L, 64L)) for (m in c(1L, 7L, 10L)) {
+  for (tile in c(1L, 4L, 7L, 64L)) for (m in c("euclidean", "correlation", "kendall")) {
     old <- options(gpucor.cpu_tile = tile)
     whole <- suppressWarnings(.Call(gpucor:::C_gpucor_dist, x, m, 2, opts(NULL), NULL))
     # ranges in any order, cut inside tiles, an empty last column, one past n
@@ -378,9 +381,9 @@ test_that("a 'dist' share: the columns of any ranges, whatever the tiles, put to
   }
   # parts that are not the shares': an error
   jobs <- gpucor:::.bp_shares(41, BiocParallel::SerialParam(), 0L)
-  parts <- lapply(jobs, function(j) .Call(gpucor:::C_gpucor_dist, x, 1L, 2,
+  parts <- lapply(jobs, function(j) .Call(gpucor:::C_gpucor_dist, x, "euclidean", 2,
                                           opts(unlist(j$ranges)), NULL))
-  whole <- .Call(gpucor:::C_gpucor_dist, x, 1L, 2, opts(NULL), NULL)
+  whole <- .Call(gpucor:::C_gpucor_dist, x, "euclidean", 2, opts(NULL), NULL)
   expect_identical(gpucor:::.bp_dist_join(parts, jobs, 41), whole)
   for (bad in list(list(1), list(list(1, 2)), list(list(as.integer(parts[[1]][[1]]), 1)),
                    list(lapply(parts[[1]], `[`, -1))))
@@ -609,7 +612,7 @@ test_that("gpu_knn's merge: a part held whole is copied, several are merged, a m
   set.seed(5)
   x <- matrix(stats::rnorm(60 * 4), 60)
   opts <- function(cols) gpucor:::.engine_opts("cpu", "double", cols = cols)
-  knn <- function(parts, cols = NULL) .Call(gpucor:::C_gpucor_knn, x, 1L, 2, 3, FALSE,
+  knn <- function(parts, cols = NULL) .Call(gpucor:::C_gpucor_knn, x, "euclidean", 2, 3, FALSE,
                                             opts(cols), parts)
   old <- options(gpucor.cpu_tile = 8L)   # tiles across the shares' borders
   on.exit(options(old))

@@ -304,7 +304,7 @@ test_that("a file's window: the dataset of a range of the result's columns", {
     f <- h5()
     spec <- gpucor:::.hdf5_spec(gpu_hdf5(f, "w", chunkdim = c(15, 2)), 31, 31, window = w)
     with_opts(list(gpucor.cpu_tile = tile),
-              .Call(gpucor:::C_gpucor_cor, x, NULL, 1L, 1L, NULL,
+              .Call(gpucor:::C_gpucor_cor, x, NULL, "pearson", "everything", NULL,
                     gpucor:::.engine_opts("cpu", "double"), spec))
     expect_identical(back(HDF5Array::HDF5Array(f, "w")),
                      whole[, (w[1] + 1):w[2], drop = FALSE], label = paste(tile, w))
@@ -312,7 +312,7 @@ test_that("a file's window: the dataset of a range of the result's columns", {
   }
   f <- h5()
   spec <- gpucor:::.hdf5_spec(gpu_hdf5(f, "w"), 31, 31, window = c(5, 40))
-  expect_error(.Call(gpucor:::C_gpucor_cor, x, NULL, 1L, 1L, NULL,
+  expect_error(.Call(gpucor:::C_gpucor_cor, x, NULL, "pearson", "everything", NULL,
                      gpucor:::.engine_opts("cpu", "double"), spec), "invalid output window")
   expect_false(file.exists(f))
 })
