@@ -54,6 +54,14 @@ run_cases <- function(lib, backends, out) {
         for (m in c("pearson", "spearman", "kendall", "bicor"))
           res[[paste(b, pr, "edges", dn, m)]] <- grab(gpu_cor_edges(x, method = m, top_k = 25,
             p_value = TRUE, backend = b, precision = pr))
+        for (m in c("pearson", "kendall")) {
+          res[[paste(b, pr, "edges thr", dn, m)]] <- grab(gpu_cor_edges(x, method = m,
+            threshold = 0.3, top_k = 3, backend = b, precision = pr))
+          res[[paste(b, pr, "edges density", dn, m)]] <- grab(gpu_cor_edges(x, method = m,
+            density = 0.05, use = "pairwise.complete.obs", backend = b, precision = pr))
+          res[[paste(b, pr, "edges fdr", dn, m)]] <- grab(gpu_cor_edges(x, method = m,
+            fdr = 0.2, use = "pairwise.complete.obs", backend = b, precision = pr))
+        }
         for (m in c("euclidean", "canberra", "binary", "correlation", "abscorrelation",
                     "spearman", "kendall", "cosine"))
           res[[paste(b, pr, "knn", dn, m)]] <- grab(gpu_knn(x, 4, m, backend = b, precision = pr))

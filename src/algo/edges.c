@@ -281,282 +281,367 @@ static double pair_p(const gc_edges_job *job, const cand *c)
                          : job->pvalue(job->pctx, c->row, c->col, c->v);
 }
 
-int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
-                 size_t msgcap)
-{
-    int status = GPUCOR_OK;
+/* ---- the driver's state, and its phases ---------------------------------- */
+typedef struct {
+    const gc_edges_job *job;
     gc_select s;
-    candvec cv = {0, 0, NULL};
-    endpt *ends = NULL;
-    unsigned char *mark = NULL;
-    uint64_t *h = NULL;
-    memset(out, 0, sizeof *out);
-    memset(&s, 0, sizeof s);
-    s.symmetric = job->symmetric;
-    s.p = job->p;
-    s.q = job->q;
-    s.strength = job->strength;
-    s.pvalue = job->pvalue;
-    s.pctx = job->pctx;
-    int cut = job->fdr > 0 || job->density > 0;
-    int heaps = job->top_k > 0 && !cut;
-    s.k = heaps ? job->top_k : 0;
-    s.key = job->fdr > 0 ? (job->common_n ? KEY_ABS : KEY_PVALUE) : KEY_STRENGTH;
-    double mall = job->symmetric ? (double) job->p * ((double) job->p - 1) / 2
-                                 : (double) job->p * (double) job->q;
-    gc_sink sink = {.kind = SINK_SELECT, .p = job->p, .q = job->q, .sel = &s};
-    double M = 0;
-    int none = 0;
-    /* tests: refine with small bins too (GPUCOR_TEST_BIN_LIMIT=n) */
-    uint64_t bin_limit = GC_EDGES_BIN_LIMIT;
-    const char *env = getenv("GPUCOR_TEST_BIN_LIMIT");
-    if (env && *env) bin_limit = (uint64_t) strtoull(env, NULL, 10);
-    int nt = job->nslots > 0 ? job->nslots : 1;
+    gc_sink sink;
+    candvec cv;
     sorter so;
-    memset(&so, 0, sizeof so);
-    so.nthreads = nt;
-    double t0 = now(), t1;
-#define STAGE(k) (t1 = now(), out->stage[k] += t1 - t0, t0 = t1)
+    uint64_t *h;             /* the histogram passes' bins */
+    int cut;                 /* a cut by histogram passes (FDR, density) */
+    int heaps;               /* top k alone: the sink keeps heaps */
+    int none;                /* nothing can be kept */
+    int nt;
+    double M;                /* the pairs with a key (FDR's M) */
+    double D;                /* the density's number of pairs */
+    uint64_t expect;         /* the collecting pass's pairs, when a cut knows */
+    uint64_t bin_limit;      /* a bin with more pairs is refined */
+    char *msg;
+    size_t msgcap;
+} edges_run;
 
-    if (gc_select_alloc(&s, job->nslots, cut) || (cut && !(h = malloc(SEL_NBINS * sizeof *h)))) {
-        status = GPUCOR_ERR_ALLOC;
-        snprintf(msg, msgcap, "out of host memory");
-        goto cleanup;
-    }
-#define PASS()                                                                \
-    do {                                                                      \
-        gc_select_reset(&s);                                                  \
-        status = job->run(job->run_ctx, &sink, msg, msgcap);                  \
-        if (status == GPUCOR_OK && s.failed) {                                \
-            status = GPUCOR_ERR_ALLOC;                                        \
-            snprintf(msg, msgcap, "out of host memory for the selected pairs"); \
-        }                                                                     \
-        if (status != GPUCOR_OK) goto cleanup;                                \
-    } while (0)
+static int oom(edges_run *e)
+{
+    snprintf(e->msg, e->msgcap, "out of host memory for the selected pairs");
+    return GPUCOR_ERR_ALLOC;
+}
 
-    /* ---- 1. the cut ---- */
-    if (job->fdr > 0 && job->common_n && isnan(job->pabs(job->pctx, 0.5))) none = 1;
-    double D = job->density > 0 ? nearbyint(job->density * mall) : 0;
-    if (job->density > 0 && D < 1) none = 1;
-    uint64_t expect = 0;   /* the collecting pass's pairs, when a cut knows */
-    if (cut && !none) {
-        uint64_t prefix = 0, above, valid;
-        int bits = 0, first = 1, top;
-        for (;;) {
-            s.mode = SEL_HIST;
-            s.prefix = prefix;
-            s.prefix_bits = bits;
-            PASS();
-            out->stage[6] += 1;
-            gc_select_sum(&s, h, &above, &valid);
-            if (first) M = (double) valid;
-            first = 0;
-            long b = -1;
-            if (job->fdr > 0) {
-                /* the weakest bin that may hold a rank <= K */
-                uint64_t C = above;
-                for (size_t k = 0; k < SEL_NBINS; k++) C += h[k];
-                for (size_t k = 0; k < SEL_NBINS; k++) {
-                    if (h[k]) {
-                        uint64_t u = bin_edge(prefix, bits, k + 1, &top);
-                        double bound = M / (double) C * p_below_edge(job, u, top);
-                        if (bound <= job->fdr * (1 + 1e-7)) { b = (long) k; break; }
-                    }
-                    C -= h[k];
+/* One pass of the engine over every pair into the selecting sink. */
+static int pass(edges_run *e)
+{
+    gc_select_reset(&e->s);
+    int status = e->job->run(e->job->run_ctx, &e->sink, e->msg, e->msgcap);
+    if (status == GPUCOR_OK && e->s.failed) status = oom(e);
+    return status;
+}
+
+/* 1. The cut: histogram passes, each refining the bin that holds it,
+ * until s.lower is the key above which every pair is a candidate. */
+static int find_cut(edges_run *e, double *npasses)
+{
+    const gc_edges_job *job = e->job;
+    gc_select *s = &e->s;
+    uint64_t *h = e->h;
+    uint64_t prefix = 0, above, valid;
+    int bits = 0, first = 1, top;
+    for (;;) {
+        s->mode = SEL_HIST;
+        s->prefix = prefix;
+        s->prefix_bits = bits;
+        int status = pass(e);
+        if (status != GPUCOR_OK) return status;
+        *npasses += 1;
+        gc_select_sum(s, h, &above, &valid);
+        if (first) e->M = (double) valid;
+        first = 0;
+        long b = -1;
+        if (job->fdr > 0) {
+            /* the weakest bin that may hold a rank <= K */
+            uint64_t C = above;
+            for (size_t k = 0; k < SEL_NBINS; k++) C += h[k];
+            for (size_t k = 0; k < SEL_NBINS; k++) {
+                if (h[k]) {
+                    uint64_t u = bin_edge(prefix, bits, k + 1, &top);
+                    double bound = e->M / (double) C * p_below_edge(job, u, top);
+                    if (bound <= job->fdr * (1 + 1e-7)) { b = (long) k; break; }
                 }
-                if (b < 0) {
-                    /* none here: the kept ranks, if any, are above this
-                     * range (a bin refined because its bound allowed it) */
-                    s.lower = bin_edge(prefix, bits, SEL_NBINS, &top);
-                    if (bits == 0 || top) none = 1;
-                    expect = above;
-                    break;
-                }
-            } else {
-                /* the bin of the D-th strongest pair */
-                uint64_t cum = above;
-                for (long k = (long) SEL_NBINS - 1; k >= 0; k--) {
-                    if ((double) (cum + h[k]) >= D) { b = k; break; }
-                    cum += h[k];
-                }
-                if (b < 0) {
-                    s.lower = bits ? prefix << (64 - bits) : 0;
-                    expect = cum;
-                    break;
-                }
+                C -= h[k];
             }
-            if (h[b] > bin_limit && bits + SEL_BIN_BITS < 64) {
-                prefix = (prefix << SEL_BIN_BITS) | (uint64_t) b;
-                bits += SEL_BIN_BITS;
-                continue;
+            if (b < 0) {
+                /* none here: the kept ranks, if any, are above this
+                 * range (a bin refined because its bound allowed it) */
+                s->lower = bin_edge(prefix, bits, SEL_NBINS, &top);
+                if (bits == 0 || top) e->none = 1;
+                e->expect = above;
+                return GPUCOR_OK;
             }
-            s.lower = bin_edge(prefix, bits, (size_t) b, &top);
-            expect = above;
-            for (size_t k = (size_t) b; k < SEL_NBINS; k++) expect += h[k];
-            break;
-        }
-    }
-
-    STAGE(0);
-    /* ---- 2. the candidates ---- */
-    if (!none) {
-        if (cut) {
-            s.mode = SEL_COLLECT;
-            if (gc_select_reserve(&s, (size_t) expect)) goto oom;
-        } else if (heaps) {
-            s.mode = SEL_HEAPS;
-            s.has_thr = job->has_thr;
-            s.thr = job->thr;
         } else {
-            s.mode = SEL_COLLECT;
-            s.lower = sel_code(job->thr);
-        }
-        PASS();
-        STAGE(1);
-        if (heaps) {
-            for (size_t var = 0; var < s.nvar; var++) {
-                const gc_hent *e;
-                size_t n = gc_select_heap_sorted(&s, var, &e);
-                for (size_t a = 0; a < n; a++) {
-                    size_t r = var, c = e[a].partner;
-                    if (!job->symmetric && var >= job->p) { r = e[a].partner; c = var - job->p; }
-                    else if (job->symmetric && c < r) { r = e[a].partner; c = var; }
-                    if (cv_push(&cv, e[a].v, e[a].s, (uint32_t) r, (uint32_t) c)) goto oom;
-                }
+            /* the bin of the D-th strongest pair */
+            uint64_t cum = above;
+            for (long k = (long) SEL_NBINS - 1; k >= 0; k--) {
+                if ((double) (cum + h[k]) >= e->D) { b = k; break; }
+                cum += h[k];
             }
-            /* a pair kept by both its variables once */
-            if (sort_cands(&so, &cv, cv.n, KEY_POS)) goto oom;
-            size_t w = 0;
-            for (size_t a = 0; a < cv.n; a++)
-                if (w == 0 || by_pos(&cv.c[w - 1], &cv.c[a]) != 0) cv.c[w++] = cv.c[a];
-            cv.n = w;
-        } else {
-            size_t total = 0;
-            for (int sl = 0; sl < s.nslots; sl++) total += s.cand[sl].len;
-            if (!(cv.c = big_alloc(total * sizeof *cv.c))) goto oom;
-            cv.n = cv.cap = total;
-            size_t at = 0;
-            for (int sl = 0; sl < s.nslots; sl++) {
-                const gc_pair *pv = s.cand[sl].v;
-                size_t len = s.cand[sl].len;
-                cand *base = cv.c + at;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static) if (len > 65536)
-#endif
-                for (size_t a = 0; a < len; a++) {
-                    cand *e = &base[a];
-                    e->row = job->symmetric ? pv[a].j : pv[a].i;
-                    e->col = job->symmetric ? pv[a].i : pv[a].j;
-                    e->v = pv[a].v;
-                    e->s = sel_strength(job->strength, pv[a].v);
-                    e->p = e->adj = NAN;
-                }
-                at += len;
-                free(s.cand[sl].v);
-                s.cand[sl].v = NULL;
-                s.cand[sl].len = s.cand[sl].cap = 0;
+            if (b < 0) {
+                s->lower = bits ? prefix << (64 - bits) : 0;
+                e->expect = cum;
+                return GPUCOR_OK;
             }
         }
-    }
-    out->stage[7] = (double) cv.n;
-    STAGE(2);
-    /* ---- 3. the exact decisions ---- */
-    if (job->fdr > 0 || job->want_p) {
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 4096)
-#endif
-        for (size_t a = 0; a < cv.n; a++) cv.c[a].p = pair_p(job, &cv.c[a]);
-    }
-    STAGE(3);
-    size_t n = cv.n;
-    if (job->fdr > 0 && n) {
-        if (sort_cands(&so, &cv, n, KEY_P_ASC)) goto oom;
-        size_t K = 0;
-        for (size_t k = 1; k <= n; k++)
-            if (M / (double) k * cv.c[k - 1].p <= job->fdr) K = k;
-        /* p.adjust's cummin from rank K down */
-        double m = INFINITY;
-        for (size_t k = K; k >= 1; k--) {
-            double t = M / (double) k * cv.c[k - 1].p;
-            if (t < m) m = t;
-            cv.c[k - 1].adj = m < 1 ? m : 1;
+        if (h[b] > e->bin_limit && bits + SEL_BIN_BITS < 64) {
+            prefix = (prefix << SEL_BIN_BITS) | (uint64_t) b;
+            bits += SEL_BIN_BITS;
+            continue;
         }
-        n = K;
+        s->lower = bin_edge(prefix, bits, (size_t) b, &top);
+        e->expect = above;
+        for (size_t k = (size_t) b; k < SEL_NBINS; k++) e->expect += h[k];
+        return GPUCOR_OK;
     }
+}
+
+/* The heaps' pairs as candidates, each pair once. */
+static int from_heaps(edges_run *e)
+{
+    const gc_edges_job *job = e->job;
+    candvec *cv = &e->cv;
+    for (size_t var = 0; var < e->s.nvar; var++) {
+        const gc_hent *h;
+        size_t n = gc_select_heap_sorted(&e->s, var, &h);
+        for (size_t a = 0; a < n; a++) {
+            size_t r = var, c = h[a].partner;
+            if (!job->symmetric && var >= job->p) { r = h[a].partner; c = var - job->p; }
+            else if (job->symmetric && c < r) { r = h[a].partner; c = var; }
+            if (cv_push(cv, h[a].v, h[a].s, (uint32_t) r, (uint32_t) c)) return oom(e);
+        }
+    }
+    /* a pair kept by both its variables once */
+    if (sort_cands(&e->so, cv, cv->n, KEY_POS)) return oom(e);
+    size_t w = 0;
+    for (size_t a = 0; a < cv->n; a++)
+        if (w == 0 || by_pos(&cv->c[w - 1], &cv->c[a]) != 0) cv->c[w++] = cv->c[a];
+    cv->n = w;
+    return GPUCOR_OK;
+}
+
+/* The collected pairs of every slot as candidates (the slots freed). */
+static int from_slots(edges_run *e)
+{
+    const gc_edges_job *job = e->job;
+    gc_select *s = &e->s;
+    candvec *cv = &e->cv;
+    size_t total = 0;
+    for (int sl = 0; sl < s->nslots; sl++) total += s->cand[sl].len;
+    if (!(cv->c = big_alloc(total * sizeof *cv->c))) return oom(e);
+    cv->n = cv->cap = total;
+    size_t at = 0;
+    for (int sl = 0; sl < s->nslots; sl++) {
+        const gc_pair *pv = s->cand[sl].v;
+        size_t len = s->cand[sl].len;
+        cand *base = cv->c + at;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(e->nt) schedule(static) if (len > 65536)
+#endif
+        for (size_t a = 0; a < len; a++) {
+            cand *c = &base[a];
+            c->row = job->symmetric ? pv[a].j : pv[a].i;
+            c->col = job->symmetric ? pv[a].i : pv[a].j;
+            c->v = pv[a].v;
+            c->s = sel_strength(job->strength, pv[a].v);
+            c->p = c->adj = NAN;
+        }
+        at += len;
+        free(s->cand[sl].v);
+        s->cand[sl].v = NULL;
+        s->cand[sl].len = s->cand[sl].cap = 0;
+    }
+    return GPUCOR_OK;
+}
+
+/* 2. The candidates: one pass collecting the pairs above the cut (or the
+ * threshold), or keeping each variable's top k in heaps. */
+static int collect(edges_run *e)
+{
+    const gc_edges_job *job = e->job;
+    gc_select *s = &e->s;
+    if (e->cut) {
+        s->mode = SEL_COLLECT;
+        if (gc_select_reserve(s, (size_t) e->expect)) return oom(e);
+    } else if (e->heaps) {
+        s->mode = SEL_HEAPS;
+        s->has_thr = job->has_thr;
+        s->thr = job->thr;
+    } else {
+        s->mode = SEL_COLLECT;
+        s->lower = sel_code(job->thr);
+    }
+    return pass(e);
+}
+
+/* The FDR cut on the candidates' exact p-values: the ranks <= K, with
+ * p.adjust's values.  *n: the candidates, then those kept. */
+static int fdr_cut(edges_run *e, size_t *n)
+{
+    candvec *cv = &e->cv;
+    if (sort_cands(&e->so, cv, *n, KEY_P_ASC)) return oom(e);
+    size_t K = 0;
+    for (size_t k = 1; k <= *n; k++)
+        if (e->M / (double) k * cv->c[k - 1].p <= e->job->fdr) K = k;
+    /* p.adjust's cummin from rank K down */
+    double m = INFINITY;
+    for (size_t k = K; k >= 1; k--) {
+        double t = e->M / (double) k * cv->c[k - 1].p;
+        if (t < m) m = t;
+        cv->c[k - 1].adj = m < 1 ? m : 1;
+    }
+    *n = K;
+    return GPUCOR_OK;
+}
+
+/* Each variable's k strongest partners among the n candidates. */
+static int top_k_cut(edges_run *e, size_t *n)
+{
+    const gc_edges_job *job = e->job;
+    candvec *cv = &e->cv;
+    endpt *ends = malloc(2 * *n * sizeof *ends);
+    unsigned char *mark = calloc(*n, 1);
+    if (!ends || !mark) {
+        free(ends);
+        free(mark);
+        return oom(e);
+    }
+    for (size_t a = 0; a < *n; a++) {
+        const cand *c = &cv->c[a];
+        ends[2 * a] = (endpt) {c->row, c->s, c->col, a};
+        ends[2 * a + 1] = (endpt) {job->symmetric ? c->col : job->p + c->col, c->s,
+                                   c->row, a};
+    }
+    qsort(ends, 2 * *n, sizeof *ends, by_var);
+    for (size_t a = 0, run = 0; a < 2 * *n; a++) {
+        run = (a > 0 && ends[a].var == ends[a - 1].var) ? run + 1 : 0;
+        if (run < job->top_k) mark[ends[a].pair] = 1;
+    }
+    size_t w = 0;
+    for (size_t a = 0; a < *n; a++)
+        if (mark[a]) cv->c[w++] = cv->c[a];
+    *n = w;
+    free(ends);
+    free(mark);
+    return GPUCOR_OK;
+}
+
+/* 3. The exact decisions on the candidates (their p-values known): FDR,
+ * threshold, density, top k, in that order; the kept ones in position
+ * order.  *n: how many are kept. */
+static int decide(edges_run *e, size_t *n)
+{
+    const gc_edges_job *job = e->job;
+    candvec *cv = &e->cv;
+    int status = GPUCOR_OK;
+    *n = cv->n;
+    if (job->fdr > 0 && *n && (status = fdr_cut(e, n)) != GPUCOR_OK) return status;
     /* the threshold (top k alone applied it in the heaps) */
-    if (job->has_thr && !heaps) {
+    if (job->has_thr && !e->heaps) {
         size_t w = 0;
-        for (size_t a = 0; a < n; a++)
-            if (cv.c[a].s >= job->thr) cv.c[w++] = cv.c[a];
-        n = w;
+        for (size_t a = 0; a < *n; a++)
+            if (cv->c[a].s >= job->thr) cv->c[w++] = cv->c[a];
+        *n = w;
     }
     /* the density: the D strongest (ties: by position) */
-    if (job->density > 0 && (double) n > D) {
-        if (sort_cands(&so, &cv, n, KEY_POS) || sort_cands(&so, &cv, n, KEY_S_DESC)) goto oom;
-        n = (size_t) D;
+    if (job->density > 0 && (double) *n > e->D) {
+        if (sort_cands(&e->so, cv, *n, KEY_POS) || sort_cands(&e->so, cv, *n, KEY_S_DESC))
+            return oom(e);
+        *n = (size_t) e->D;
     }
-    /* each variable's k strongest partners among what is left */
-    if (job->top_k > 0 && !heaps && n) {
-        ends = malloc(2 * n * sizeof *ends);
-        mark = calloc(n, 1);
-        if (!ends || !mark) goto oom;
-        for (size_t a = 0; a < n; a++) {
-            const cand *c = &cv.c[a];
-            ends[2 * a] = (endpt) {c->row, c->s, c->col, a};
-            ends[2 * a + 1] = (endpt) {job->symmetric ? c->col : job->p + c->col, c->s,
-                                       c->row, a};
-        }
-        qsort(ends, 2 * n, sizeof *ends, by_var);
-        for (size_t a = 0, run = 0; a < 2 * n; a++) {
-            run = (a > 0 && ends[a].var == ends[a - 1].var) ? run + 1 : 0;
-            if (run < job->top_k) mark[ends[a].pair] = 1;
-        }
-        size_t w = 0;
-        for (size_t a = 0; a < n; a++)
-            if (mark[a]) cv.c[w++] = cv.c[a];
-        n = w;
-    }
+    if (job->top_k > 0 && !e->heaps && *n && (status = top_k_cut(e, n)) != GPUCOR_OK)
+        return status;
     /* (the heaps' pairs are in position order already) */
-    if (!heaps && sort_cands(&so, &cv, n, KEY_POS)) goto oom;
+    if (!e->heaps && sort_cands(&e->so, cv, *n, KEY_POS)) return oom(e);
+    return GPUCOR_OK;
+}
 
-    STAGE(4);
-    /* ---- the result ---- */
+/* The n kept pairs into out's vectors. */
+static int result(edges_run *e, size_t n, gc_edges_out *out)
+{
+    const gc_edges_job *job = e->job;
+    const cand *c = e->cv.c;
+    int want_p = job->fdr > 0 || job->want_p;
     out->n = n;
     size_t nn = n ? n : 1;
     out->row = big_alloc(nn * sizeof *out->row);
     out->col = big_alloc(nn * sizeof *out->col);
     out->val = big_alloc(nn * sizeof *out->val);
-    if (job->fdr > 0 || job->want_p) out->p = big_alloc(nn * sizeof *out->p);
+    if (want_p) out->p = big_alloc(nn * sizeof *out->p);
     if (job->fdr > 0) out->adj = big_alloc(nn * sizeof *out->adj);
-    if (!out->row || !out->col || !out->val || ((job->fdr > 0 || job->want_p) && !out->p) ||
+    if (!out->row || !out->col || !out->val || (want_p && !out->p) ||
         (job->fdr > 0 && !out->adj)) {
         gc_edges_free(out);
-        goto oom;
+        return oom(e);
     }
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static) if (n > 65536)
+#pragma omp parallel for num_threads(e->nt) schedule(static) if (n > 65536)
 #endif
     for (size_t a = 0; a < n; a++) {
-        out->row[a] = cv.c[a].row;
-        out->col[a] = cv.c[a].col;
-        out->val[a] = cv.c[a].v;
-        if (out->p) out->p[a] = cv.c[a].p;
-        if (out->adj) out->adj[a] = cv.c[a].adj;
+        out->row[a] = c[a].row;
+        out->col[a] = c[a].col;
+        out->val[a] = c[a].v;
+        if (out->p) out->p[a] = c[a].p;
+        if (out->adj) out->adj[a] = c[a].adj;
     }
+    return GPUCOR_OK;
+}
+
+int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
+                 size_t msgcap)
+{
+    edges_run e;
+    memset(&e, 0, sizeof e);
+    memset(out, 0, sizeof *out);
+    e.job = job;
+    e.msg = msg;
+    e.msgcap = msgcap;
+    e.s.symmetric = job->symmetric;
+    e.s.p = job->p;
+    e.s.q = job->q;
+    e.s.strength = job->strength;
+    e.s.pvalue = job->pvalue;
+    e.s.pctx = job->pctx;
+    e.cut = job->fdr > 0 || job->density > 0;
+    e.heaps = job->top_k > 0 && !e.cut;
+    e.s.k = e.heaps ? job->top_k : 0;
+    e.s.key = job->fdr > 0 ? (job->common_n ? KEY_ABS : KEY_PVALUE) : KEY_STRENGTH;
+    e.sink = (gc_sink) {.kind = SINK_SELECT, .p = job->p, .q = job->q, .sel = &e.s};
+    /* tests: refine with small bins too (GPUCOR_TEST_BIN_LIMIT=n) */
+    e.bin_limit = GC_EDGES_BIN_LIMIT;
+    const char *env = getenv("GPUCOR_TEST_BIN_LIMIT");
+    if (env && *env) e.bin_limit = (uint64_t) strtoull(env, NULL, 10);
+    e.nt = job->nslots > 0 ? job->nslots : 1;
+    e.so.nthreads = e.nt;
+    double mall = job->symmetric ? (double) job->p * ((double) job->p - 1) / 2
+                                 : (double) job->p * (double) job->q;
+    double t0 = now(), t1;
+#define STAGE(k) (t1 = now(), out->stage[k] += t1 - t0, t0 = t1)
+
+    int status = GPUCOR_OK;
+    size_t n = 0;
+    if (gc_select_alloc(&e.s, job->nslots, e.cut) ||
+        (e.cut && !(e.h = malloc(SEL_NBINS * sizeof *e.h)))) {
+        status = GPUCOR_ERR_ALLOC;
+        snprintf(msg, msgcap, "out of host memory");
+        goto cleanup;
+    }
+    if (job->fdr > 0 && job->common_n && isnan(job->pabs(job->pctx, 0.5))) e.none = 1;
+    e.D = job->density > 0 ? nearbyint(job->density * mall) : 0;
+    if (job->density > 0 && e.D < 1) e.none = 1;
+    if (e.cut && !e.none && (status = find_cut(&e, &out->stage[6])) != GPUCOR_OK)
+        goto cleanup;
+    STAGE(0);
+    if (!e.none) {
+        if ((status = collect(&e)) != GPUCOR_OK) goto cleanup;
+        STAGE(1);
+        status = e.heaps ? from_heaps(&e) : from_slots(&e);
+        if (status != GPUCOR_OK) goto cleanup;
+    }
+    out->stage[7] = (double) e.cv.n;
+    STAGE(2);
+    if (job->fdr > 0 || job->want_p) {
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(e.nt) schedule(dynamic, 4096)
+#endif
+        for (size_t a = 0; a < e.cv.n; a++) e.cv.c[a].p = pair_p(job, &e.cv.c[a]);
+    }
+    STAGE(3);
+    if ((status = decide(&e, &n)) != GPUCOR_OK) goto cleanup;
+    STAGE(4);
+    if ((status = result(&e, n, out)) != GPUCOR_OK) goto cleanup;
     STAGE(5);
-    goto cleanup;
-oom:
-    status = GPUCOR_ERR_ALLOC;
-    snprintf(msg, msgcap, "out of host memory for the selected pairs");
 cleanup:
-    free(ends);
-    free(mark);
-    free(h);
-    free(cv.c);
-    sorter_free(&so);
-    gc_select_free(&s);
+    free(e.h);
+    free(e.cv.c);
+    sorter_free(&e.so);
+    gc_select_free(&e.s);
     return status;
-#undef PASS
 #undef STAGE
 }
 
