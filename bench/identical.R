@@ -72,6 +72,13 @@ run_cases <- function(lib, backends, out) {
                                                                precision = pr))
         res[[paste(b, pr, "bicor", dn)]] <- grab(gpu_bicor(x, use = "pairwise.complete.obs",
                                                            backend = b, precision = pr))
+        # dgCMatrix input: the sparse path of the CPU engine (or dense columns)
+        if (b == "cpu" && requireNamespace("Matrix", quietly = TRUE) && !anyNA(x)) {
+          xs <- x; xs[abs(xs - stats::median(xs)) < stats::sd(xs)] <- 0
+          xs <- Matrix::Matrix(xs, sparse = TRUE)
+          for (m in c("pearson", "spearman"))
+            res[[paste(b, pr, "sparse", dn, m)]] <- grab(gpu_cor(xs, method = m, backend = b))
+        }
         for (ct in c("pearson", "spearman", "bicor")) {
           res[[paste(b, pr, "adjacency", dn, ct)]] <- grab(gpu_adjacency(x, power = 3,
             type = "signed", corType = ct, backend = b, precision = pr))
