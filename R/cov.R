@@ -107,6 +107,8 @@ gpu_cov <- function(x, y = NULL, use = "everything",
     for (j in bad[[2L]]) r[, j] <- stats::cov(X, Yo[, j], method = method)
     if (is.null(d)) dim(r) <- NULL
   }
+  if (is.null(Y) && method == "pearson")
+    r <- .Call(C_gpucor_cov_diag, r, X, use_name == "pairwise.complete.obs", .threads())
   r
 }
 
@@ -147,6 +149,7 @@ gpu_cov <- function(x, y = NULL, use = "everything",
   r <- res[[1L]]
   for (i in res[[2L]]) r[i, ] <- stats::cov(X[, i], Yo, use = "pairwise.complete.obs")
   for (j in res[[3L]]) r[, j] <- stats::cov(X, Yo[, j], use = "pairwise.complete.obs")
+  if (is.null(Y)) r <- .Call(C_gpucor_cov_diag, r, X, TRUE, .threads())
   if (!inp$matrix_result) return(as.vector(r))
   if (!is.null(inp$cx) || !is.null(inp$cy)) dimnames(r) <- list(inp$cx, inp$cy)
   r

@@ -192,6 +192,56 @@ SEXP gpucor_col_spread(SEXP x, SEXP method, SEXP threads)
     return ans;
 }
 
+/* stats' variance of a column of n values (x_k, k < n, stride 1): cov()'s
+ * cov_complete1 outside pairwise mode (MEAN's two-pass mean kept in a
+ * double, the residuals and their products in long double), or its
+ * pairwise body over the non-NA values (cpu_cov_pair). */
+static double stats_var(const double *x, size_t n, int pairwise)
+{
+    if (pairwise) return cpu_cov_pair(x, x, n);
+    if (n < 2) return NA_REAL;
+    long double sum = 0;
+    for (size_t k = 0; k < n; k++) sum += x[k];
+    long double tmp = sum / (long double) n;
+    if (R_FINITE((double) tmp)) {
+        sum = 0;
+        for (size_t k = 0; k < n; k++) sum += x[k] - tmp;
+        tmp = tmp + sum / (long double) n;
+    }
+    long double m = (double) tmp;
+    sum = 0;
+    for (size_t k = 0; k < n; k++) sum += (x[k] - m) * (x[k] - m);
+    return (double) (sum / (long double) (n - 1));
+}
+
+/* The diagonal of gpu_cov(x)'s Pearson covariances (r, p x p, the rows of x
+ * those used) set to stats' variances, where r has a value: r s_i s_i, or
+ * r_ii s_i s_i in pairwise mode, may differ from them in the last bit, and
+ * by how the columns are blocked (BPPARAM).  r is changed in place when it
+ * is not shared. */
+SEXP gpucor_cov_diag(SEXP r, SEXP x, SEXP pairwise, SEXP threads)
+{
+    if (TYPEOF(r) != REALSXP || TYPEOF(x) != REALSXP || !isMatrix(x))
+        error("internal error: gpucor_cov_diag takes doubles");
+    size_t n = (size_t) nrows(x), p = (size_t) ncols(x);
+    if ((size_t) XLENGTH(r) != p * p) error("internal error: gpucor_cov_diag's sizes");
+    int pw = asLogical(pairwise) == TRUE, nt = asInteger(threads), nprot = 0;
+    if (nt == NA_INTEGER || nt < 1) nt = 1;
+    if (MAYBE_SHARED(r)) { r = PROTECT(duplicate(r)); nprot++; }
+    double *v = REAL(r);
+    const double *px = REAL(x);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 64) num_threads(nt)
+#endif
+    for (size_t i = 0; i < p; i++) {
+        if (ISNAN(v[i + i * p])) continue;
+        double d = stats_var(px + i * n, n, pw);
+        if (!ISNAN(d)) v[i + i * p] = d;
+    }
+    UNPROTECT(nprot);
+    return r;
+}
+
 /* The rows and columns of gpu_cov()'s covariances (outside pairwise mode)
  * that have no correlation: list(rows, cols), 1-based, among those with a
  * known spread.  Outside pairwise mode a value is NA exactly when its row

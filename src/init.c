@@ -16,6 +16,7 @@ SEXP gpucor_ship_gather(SEXP parts, SEXP type, SEXP threads);
 SEXP gpucor_cov_scale(SEXP r, SEXP sx, SEXP sy, SEXP symmetric, SEXP threads);
 SEXP gpucor_col_spread(SEXP x, SEXP method, SEXP threads);
 SEXP gpucor_cov_bad(SEXP r, SEXP sx, SEXP sy, SEXP symmetric);
+SEXP gpucor_cov_diag(SEXP r, SEXP x, SEXP pairwise, SEXP threads);
 SEXP gpucor_sparse_cor(SEXP colptr, SEXP rowind, SEXP val, SEXP nrow, SEXP spearman,
                        SEXP opts);
 SEXP gpucor_progress_new(SEXP show);
@@ -75,6 +76,7 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_cov_scale, 5),
     CALLDEF(gpucor_col_spread, 3),
     CALLDEF(gpucor_cov_bad, 4),
+    CALLDEF(gpucor_cov_diag, 4),
     CALLDEF(gpucor_sparse_cor, 6),
     CALLDEF(gpucor_dist, 5),
     CALLDEF(gpucor_progress_new, 1),
