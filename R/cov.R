@@ -120,9 +120,7 @@ gpu_cov <- function(x, y = NULL, use = "everything",
 # deviation (of the ranks, for Spearman) over the rows used, by colMeans()'
 # two-pass arithmetic on the column scaled by a power of two; for Kendall
 # sqrt of the ordered pairs of rows not tied (src/cov.c, on the threads).
-.cov_spread <- function(X, method)
-  .Call(C_gpucor_col_spread, X, method,
-        .threads())
+.cov_spread <- function(X, method) .Call(C_gpucor_col_spread, X, method, .threads())
 
 # gpu_cov(use = "pairwise.complete.obs") of data with missing values (inp:
 # .cor_input()'s checked input): the CPU engine gives each pair that meets

@@ -124,8 +124,7 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
       stop("method = \"bicor\" takes data without NA here: gpu_bicor(x, use = \"pairwise.complete.obs\") computes WGCNA's pairwise bicor",
            call. = FALSE)
     o1 <- .engine_opts("cpu", precision)
-    # WGCNA's defaults: maxPOutliers = 1, pearsonFallback = "individual"
-    bp <- .bicor_params(list(maxp = 1, fallback = 2L), FALSE)
+    bp <- .bicor_params(.bicor_opts(1, 0, "individual"), FALSE)   # WGCNA's defaults
     x <- .Call(C_gpucor_bicor_prep, x, bp, o1)[[1L]]
     if (!is.null(y)) y <- .Call(C_gpucor_bicor_prep, y, bp, o1)[[1L]]
     inp$use <- "everything"
@@ -275,9 +274,7 @@ gpu_knn <- function(x, k, method = c("euclidean", "manhattan", "maximum", "canbe
                     BPPARAM = NULL) {
   .check_common()
   method <- match.arg(method)
-  m <- method
-  if (m == "minkowski" && (!is.numeric(p) || length(p) != 1L || !is.finite(p) || p <= 0))
-    stop("distance(): invalid p")
+  m <- .dist_method(method, p)
   x <- .as_input(x, "x", assay, FALSE)
   x <- as.matrix(x)
   if (!(is.numeric(x) || is.logical(x)) || !is.atomic(x)) stop("'x' must be numeric")

@@ -200,16 +200,7 @@ static double stats_var(const double *x, size_t n, int pairwise)
 {
     if (pairwise) return cpu_cov_pair(x, x, n);
     if (n < 2) return NA_REAL;
-    long double sum = 0;
-    for (size_t k = 0; k < n; k++) sum += x[k];
-    long double tmp = sum / (long double) n;
-    if (R_FINITE((double) tmp)) {
-        sum = 0;
-        for (size_t k = 0; k < n; k++) sum += x[k] - tmp;
-        tmp = tmp + sum / (long double) n;
-    }
-    long double m = (double) tmp;
-    sum = 0;
+    long double m = cpu_r_mean(x, n), sum = 0;
     for (size_t k = 0; k < n; k++) sum += (x[k] - m) * (x[k] - m);
     return (double) (sum / (long double) (n - 1));
 }
