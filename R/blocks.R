@@ -151,7 +151,7 @@
 # A diagonal block pair (A, block a of x, against itself): its value and
 # whether the warning of stats' rule of cor() without y comes from its
 # columns as part of the whole x, not A alone.  That rule (cov_na_1, the
-# engine's cpu_sd0_rule()) warns for an NA-free column of zero spread
+# engine's gc_sd0_rule()) warns for an NA-free column of zero spread
 # anywhere but first, or one that an NA-free column follows; A's own call
 # sees its first column as the first, so in a later block whether that
 # column is NA-free with zero spread is asked of the engine's rule on the

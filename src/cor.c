@@ -67,8 +67,9 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts, SEX
                : gpucor_file_open(file, p, q, isNull(y), 0, &o, &sink, &host, fun);
     int sd0 = 0, used = 0, status;
     char msg[512] = "";
-    gc_cor_input in = {REAL(x), isNull(y) ? NULL : REAL(y), n, p, q,
-                       isNull(rows) ? NULL : INTEGER(rows), nobs, ms, u};
+    gc_problem in = {.x = REAL(x), .y = isNull(y) ? NULL : REAL(y), .n = n, .p = p, .q = q,
+                     .rows = isNull(rows) ? NULL : INTEGER(rows), .nobs = nobs, .measure = ms,
+                     .use = u};
     status = gc_run_cor(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
     gpucor_call_status(f, status, fun, msg);
     if (sink.mul_row && used)

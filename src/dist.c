@@ -74,8 +74,8 @@ SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts, SEXP file)
                     gc_file_put(f, &v, 1, 0, 1.0, i, 1, j, 1, 0, EPI_IDENTITY, 1.0);
                 }
         } else {
-            status = gc_run_dist(REAL(x), n, p, m, pw, anyna, &sink, &host, &fl,
-                                        &used, msg, sizeof msg);
+            gc_problem pb = gc_rows_problem(REAL(x), n, p, m, pw, anyna);
+            status = gc_run_dist(&pb, &sink, &host, &fl, &used, msg, sizeof msg);
         }
         flag |= fl;
     }

@@ -85,8 +85,8 @@ SEXP gpucor_hclust(SEXP data, SEXP size, SEXP method, SEXP members, SEXP metric,
                 bad = 1;   /* every distance NA */
                 status = GPUCOR_ERR_INVALID;
             } else {
-                status = gc_run_dist(REAL(data), n, p, m, asReal(power), anyna, &sink,
-                                            &h1, &flag, &used, msg, sizeof msg);
+                gc_problem pb = gc_rows_problem(REAL(data), n, p, m, asReal(power), anyna);
+                status = gc_run_dist(&pb, &sink, &h1, &flag, &used, msg, sizeof msg);
                 if (status == GPUCOR_OK && used) {
                     status = GPUCOR_ERR_INVALID;
                     snprintf(msg, sizeof msg, "internal error: the distances were not "

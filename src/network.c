@@ -18,7 +18,7 @@
 
 /* ---- one engine pass --------------------------------------------------- */
 typedef struct {
-    gc_cor_input in;
+    gc_problem in;
     gc_host *host;
     int sd0, used;
 } cor_pass_ctx;
@@ -142,8 +142,9 @@ static void edges_setup(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP o
     gpucor_opts(opts, &e->o);
     gpucor_host_init(&e->host, &e->o, &e->pr);
 
-    e->rc.in = (gc_cor_input) {REAL(x), isNull(y) ? NULL : REAL(y), n, p, q,
-                               isNull(rows) ? NULL : INTEGER(rows), nobs, m, u};
+    e->rc.in = (gc_problem) {.x = REAL(x), .y = isNull(y) ? NULL : REAL(y), .n = n, .p = p,
+                             .q = q, .rows = isNull(rows) ? NULL : INTEGER(rows),
+                             .nobs = nobs, .measure = m, .use = u};
     e->rc.host = &e->host;
 
     int pairwise_na = 0;
@@ -659,9 +660,9 @@ SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
                 o.col0 = (size_t) rg[2 * a];
                 o.col1 = (size_t) rg[2 * a + 1];
             }
-            status = gc_run_dist(REAL(x), n, p, m, asReal(power),
-                                        asLogical(anyna) == TRUE, &sink, &host, &f, &used,
-                                        msg, sizeof msg);
+            gc_problem pb = gc_rows_problem(REAL(x), n, p, m, asReal(power),
+                                            asLogical(anyna) == TRUE);
+            status = gc_run_dist(&pb, &sink, &host, &f, &used, msg, sizeof msg);
             flag |= f;
         }
     }

@@ -122,8 +122,9 @@ SEXP gpucor_bicor_file(SEXP zx, SEXP zy, SEXP x, SEXP y, SEXP fx, SEXP fy, SEXP 
         else snprintf(msg, sizeof msg, "out of host memory");
     }
     if (status == GPUCOR_OK) {
-        gc_cor_input in = {REAL(zx), sym ? NULL : REAL(zy), n, p, q, NULL, n,
-                           gc_measure_find("bicor", MEASURE_COLUMNS), USE_EVERYTHING};
+        gc_problem in = {.x = REAL(zx), .y = sym ? NULL : REAL(zy), .n = n, .p = p, .q = q,
+                         .nobs = n, .measure = gc_measure_find("bicor", MEASURE_COLUMNS),
+                         .use = USE_EVERYTHING};
         status = gc_run_cor(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
     }
     if (pc) {
@@ -170,8 +171,9 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
     SEXP powers = gpucor_field(params, "powers");
     gc_tom_args ta = {asInteger(gpucor_field(params, "tom")),
                       asInteger(gpucor_field(params, "mean_denom"))};
-    gc_cor_input in = {REAL(x), NULL, n, p, p, isNull(rows) ? NULL : INTEGER(rows),
-                       isNull(rows) ? n : (size_t) XLENGTH(rows), m, u};
+    gc_problem in = {.x = REAL(x), .n = n, .p = p, .q = p,
+                     .rows = isNull(rows) ? NULL : INTEGER(rows),
+                     .nobs = isNull(rows) ? n : (size_t) XLENGTH(rows), .measure = m, .use = u};
     gpucor_progress pr;
     gc_host host;
     gpucor_host_init(&host, &o, &pr);
@@ -210,7 +212,6 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
             sink.pow = &ps;
         }
         status = gc_run_cor(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
-        if (status == GPUCOR_OK && w == NET_POWSUM && used) gc_powsum_finish(&sink);
         free(ps.slot);
     } else {
         /* the genes: p (x's columns, or the adjacency's side) */

@@ -9,7 +9,7 @@
 #                          [dist-blocks] [hdf5] [hdf5-peer] [bp|bp-<part>]
 #                          [<file>-tests] [sanitize-<file>] [dist-file]
 #                          [sanitize-dist-file] [property] [classes32]
-#                          [reproducers-base] [cov] [sanitize-32]
+#                          [reproducers-base] [cov] [sanitize-32] [sanitize-sinks]
 #   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all;
 #   compare times the GPU cases of bench/compare_case.R with the build of
 #   .bench-base/ -- a carried copy of the code before the change, made with
@@ -102,6 +102,16 @@ R
   /usr/local/cuda/bin/compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
     --log-file "$OUT/sanitizer.log" Rscript /tmp/san.R > "$OUT/sanitize-run.log" 2>&1
   echo "compute-sanitizer memcheck exit: $?"; tail -3 "$OUT/sanitizer.log"; grep -E "FAIL|PASS" "$OUT/sanitize-run.log" | tail -3 ;;
+sanitize-sinks)
+  # every sink of the table on the GPU against the CPU (tools/sinks_smoke.R),
+  # then under memcheck (leak check) and racecheck
+  Rscript tools/sinks_smoke.R 2>&1 | tee "$OUT/sinks.log" | tail -15
+  for tool in memcheck racecheck; do
+    extra=""; [ $tool = memcheck ] && extra="--leak-check full"
+    /usr/local/cuda/bin/compute-sanitizer --tool $tool $extra --error-exitcode 9 \
+      --log-file "$OUT/$tool-sinks.log" Rscript tools/sinks_smoke.R > "$OUT/$tool-sinks-run.log" 2>&1
+    echo "compute-sanitizer $tool (sinks) exit: $?"; tail -2 "$OUT/$tool-sinks.log"; tail -1 "$OUT/$tool-sinks-run.log"
+  done ;;
 racecheck)
   # shared-memory races in every kernel family, on small inputs (racecheck
   # is slow): standardize, rank, GEMM fix-up and packing, pairwise Pearson

@@ -19,6 +19,26 @@
 #endif
 #include "cpu.h"
 
+/* the engine's own context of a pass (cpu_cor_run makes it from the problem) */
+typedef struct {
+    const double *x;  size_t p, ldx;   /* columns are variables, contiguous */
+    const double *y;  size_t q, ldy;   /* y == NULL: x against itself */
+    size_t n;                          /* rows of x and y */
+    const int *rows;  size_t nobs;     /* rows to use (complete modes) */
+    int method;                        /* COR_* */
+    int use;                           /* USE_* */
+    int cosine;                        /* uncentred (cosine similarity) */
+    int cov;                           /* pairwise Pearson: a pair with NA
+                                          gives its covariance (gpu_cov) */
+    int dist_rules;                    /* stats' rules of 1 - cor(t(x)) (a
+                                          distance): the zero-sd warning per
+                                          pair i > j, not cor()'s column rule */
+    const gc_sink *sink;               /* where the tiles go */
+    const gc_host *host;               /* threads, interrupts, tile size */
+    int sd0;                           /* out: "the standard deviation is zero" */
+    int threads_used;                  /* out: the tile driver's team size */
+} cor_problem;
+
 #define TILE_DOT     128   /* 128 x 128 doubles = 128 KiB of tile, in L2 */
 #define TILE_KENDALL 32    /* per-pair work is O(n log n): small tiles balance */
 
@@ -71,7 +91,7 @@ static inline double pair_value(cor_ctx *c, size_t i, size_t j, double v)
     if (f & COL_HAS_NA)
         return c->pairwise ? v : gpucor_na_real;
     int per_pair = c->pairwise || c->pb->dist_rules;
-    unsigned zero = per_pair ? COL_ZERO_SD : cpu_zero_sd_flags(!c->symmetric);
+    unsigned zero = per_pair ? COL_ZERO_SD : gc_zero_sd_flags(!c->symmetric);
     if (f & zero) {
         if (per_pair) note_sd0(c);
         return gpucor_na_real;
@@ -110,30 +130,6 @@ static void fill(void *ctx, size_t i0, size_t ni, size_t j0, size_t nj,
             *r = pair_value(c, i, j, *r);
         }
     }
-}
-
-/* stats' rule for the warning outside pairwise mode (cov_na_1/2 and
- * cov_complete1/2): a pair of NA-free columns of which one has sd 0; in the
- * one-matrix case stats looks at pairs j < i from the side of an NA-free i. */
-int cpu_sd0_rule(const unsigned char *fx, size_t p, const unsigned char *fy,
-                 size_t q)
-{
-    const unsigned ZERO = cpu_zero_sd_flags(fy != NULL);
-    if (!fy) {
-        int seen_zero = 0;
-        for (size_t i = 0; i < p; i++) {
-            if (fx[i] & COL_HAS_NA) continue;
-            if ((i > 0 && (fx[i] & ZERO)) || seen_zero) return 1;
-            if (fx[i] & ZERO) seen_zero = 1;
-        }
-        return 0;
-    }
-    int zx = 0, okx = 0, zy = 0, oky = 0;
-    for (size_t i = 0; i < p; i++)
-        if (!(fx[i] & COL_HAS_NA)) { okx = 1; zx |= (fx[i] & ZERO) != 0; }
-    for (size_t j = 0; j < q; j++)
-        if (!(fy[j] & COL_HAS_NA)) { oky = 1; zy |= (fy[j] & ZERO) != 0; }
-    return (zx && oky) || (zy && okx);
 }
 
 /* Dense ranks of each column over the used rows; flags as standardize's. */
@@ -178,24 +174,7 @@ static int prepare_kendall(const double *x, size_t p, size_t ldx,
     return failed ? GPUCOR_ERR_ALLOC : GPUCOR_OK;
 }
 
-static int fill_na(const gc_sink *sink)
-{
-    size_t len = gc_sink_len(sink);   /* 0 for a selection: NA is never kept */
-    for (size_t k = 0; k < len; k++) sink->out[k] = gpucor_na_real;
-    if (sink->kind == SINK_FILE && sink->p) {
-        double *col = malloc(sink->p * sizeof(double));
-        if (!col) return GPUCOR_ERR_ALLOC;
-        for (size_t i = 0; i < sink->p; i++) col[i] = gpucor_na_real;
-        for (size_t j = 0; j < sink->q; j++) {
-            gc_tile t = {0, sink->p, j, 1, col, sink->p, 0, 1.0};
-            gc_sink_emit(sink, &t);
-        }
-        free(col);
-    }
-    return GPUCOR_OK;
-}
-
-int cpu_cor_run(cor_problem *pb)
+static int cor_run(cor_problem *pb)
 {
     int status = GPUCOR_OK;
     cor_ctx c = {0};
@@ -212,7 +191,7 @@ int cpu_cor_run(cor_problem *pb)
     if (pb->p == 0 || q == 0) return GPUCOR_OK;
     /* stats: fewer than two observations give NA throughout, silently; the
      * cosine of two one-coordinate vectors is their product's sign */
-    if (pb->nobs < (pb->cosine ? 1u : 2u)) return fill_na(pb->sink);
+    if (pb->nobs < (pb->cosine ? 1u : 2u)) return gc_sink_fill_na(pb->sink);
 
     fx = malloc(pb->p);
     fy = pb->y ? malloc(q) : fx;
@@ -266,7 +245,7 @@ int cpu_cor_run(cor_problem *pb)
                            pb->sink, pb->host, &pb->threads_used);
     if (status != GPUCOR_OK) goto cleanup;
     pb->sd0 = (pairwise || pb->dist_rules)
-                  ? c.sd0 : cpu_sd0_rule(fx, pb->p, pb->y ? fy : NULL, q);
+                  ? c.sd0 : gc_sd0_rule(fx, pb->p, pb->y ? fy : NULL, q);
 
 cleanup:
     if (zy != zx) free(zy);
@@ -275,5 +254,48 @@ cleanup:
     free(dx);
     if (fy != fx) free(fy);
     free(fx);
+    return status;
+}
+
+/* Correlation distances: the rows of x are the variables, so they are
+ * copied into contiguous columns first. */
+static int cor_between_rows(cor_problem *pb, const gc_problem *g)
+{
+    size_t len = g->n * g->p;
+    double *xt = malloc((len ? len : 1) * sizeof(double));
+    if (!xt) return GPUCOR_ERR_ALLOC;
+    for (size_t k = 0; k < g->p; k++)
+        for (size_t i = 0; i < g->n; i++) xt[k + i * g->p] = g->x[i + k * g->n];
+    pb->x = xt; pb->p = g->n; pb->ldx = g->p;
+    pb->n = g->p;
+    pb->dist_rules = 1;
+    int status = cor_run(pb);
+    free(xt);
+    return status;
+}
+
+int cpu_cor_run(const gc_problem *g, const gc_sink *sink, const gc_host *host, gc_pass *out)
+{
+    const gc_measure *m = g->measure;
+    cor_problem pb = {0};
+    pb.method = m->cor;
+    pb.cosine = (m->prep & PREP_UNCENTRED) != 0;
+    pb.cov = (m->prep & PREP_COV) != 0;
+    pb.use = g->use;
+    pb.sink = sink;
+    pb.host = host;
+    int status;
+    if (g->between_rows) {
+        status = cor_between_rows(&pb, g);
+    } else {
+        pb.x = g->x; pb.p = g->p; pb.ldx = g->n;
+        pb.y = g->y; pb.q = g->q; pb.ldy = g->n;
+        pb.n = g->n;
+        pb.rows = g->rows;
+        pb.nobs = g->nobs;
+        status = cor_run(&pb);
+    }
+    out->sd0 = pb.sd0;
+    out->threads_used = pb.threads_used;
     return status;
 }

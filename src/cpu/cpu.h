@@ -11,13 +11,7 @@
 #include <stdint.h>
 #include "../gpucor.h"
 #include "../engine/engine.h"
-
-/* The flags that make a column's sd zero in stats' cor() outside pairwise
- * mode: x against itself (no y) or against y. */
-static inline unsigned cpu_zero_sd_flags(int with_y)
-{
-    return COL_ZERO_SD | (with_y ? COL_SD_UNDERFLOW : COL_VAR_UNDERFLOW);
-}
+#include "../engine/problem.h"
 
 /* ---- the generic tile driver (tiles.c) ------------------------------------
  * Output is a p x q grid of pairs (i, j); with 'symmetric' only the tiles on
@@ -107,32 +101,19 @@ void cpu_dense_rank(const double *x, size_t n, int *out, size_t *idx,
                     size_t *tmp);
 
 
-/* ---- correlation matrices and correlation distances (correlate.c) -------- */
-typedef struct {
-    const double *x;  size_t p, ldx;   /* columns are variables, contiguous */
-    const double *y;  size_t q, ldy;   /* y == NULL: x against itself */
-    size_t n;                          /* rows of x and y */
-    const int *rows;  size_t nobs;     /* rows to use (complete modes) */
-    int method;                        /* COR_* */
-    int use;                           /* USE_* */
-    int cosine;                        /* uncentred (cosine similarity) */
-    int cov;                           /* pairwise Pearson: a pair with NA
-                                          gives its covariance (gpu_cov) */
-    int dist_rules;                    /* stats' rules of 1 - cor(t(x)) (a
-                                          distance): the zero-sd warning per
-                                          pair i > j, not cor()'s column rule */
-    const gc_sink *sink;               /* where the tiles go */
-    const gc_host *host;               /* threads, interrupts, tile size */
-    int sd0;                           /* out: "the standard deviation is zero" */
-    int threads_used;                  /* out: the tile driver's team size */
-} cor_problem;
+/* ---- one pass of the CPU engine ------------------------------------------
+ * cpu_run (run.c): the producer of the measure's family.
+ * A correlation measure (FAMILY_PRODUCT or FAMILY_PAIR) between the columns
+ * of x (and y), or between the rows of x (between_rows: stats' rules of
+ * 1 - cor(t(x)), the zero-sd warning per pair) (correlate.c); a distance op
+ * between the rows of x (distance.c).  The values go to sink; out gets the
+ * warnings' flags and the team size. */
+int cpu_run(const gc_problem *pb, const gc_sink *sink, const gc_host *host, gc_pass *out);
+int cpu_cor_run(const gc_problem *pb, const gc_sink *sink, const gc_host *host,
+                gc_pass *out);
+int cpu_dist_run(const gc_problem *pb, const gc_sink *sink, const gc_host *host,
+                 gc_pass *out);
 
-int cpu_cor_run(cor_problem *pb);
-
-/* stats' rule for "the standard deviation is zero" outside pairwise mode,
- * from column flags (fy NULL: x against itself).  Shared with the GPU path. */
-int cpu_sd0_rule(const unsigned char *fx, size_t p, const unsigned char *fy,
-                 size_t q);
 
 /* Whether stats' pairwise code gives "the standard deviation is zero" for
  * some variable against itself: the diagonal of cor(t(x), use =
@@ -143,17 +124,5 @@ int cpu_self_pairs_sd0(const double *x, size_t nvar, size_t nobs,
                        size_t var_stride, size_t obs_stride, int method,
                        int cosine);
 
-/* ---- stats::dist()'s metrics between rows (distance.c) ------------------- */
-typedef struct {
-    const double *x;  size_t n, p;     /* n x p, column-major, as R stores it */
-    int method;                        /* DIST_EUCLIDEAN .. DIST_MINKOWSKI */
-    double power;                      /* minkowski's p */
-    const gc_sink *sink;               /* a 'dist' of n items */
-    const gc_host *host;
-    int nonfinite_binary;              /* out: binary met Inf (stats warns) */
-    int threads_used;                  /* out: the tile driver's team size */
-} dist_problem;
-
-int cpu_dist_run(dist_problem *pb);
 
 #endif

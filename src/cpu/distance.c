@@ -19,6 +19,17 @@
 #include "cpu.h"
 #include "simd.h"
 
+/* the engine's own context of a pass (cpu_dist_run makes it from the problem) */
+typedef struct {
+    const double *x;  size_t n, p;     /* n x p, column-major, as R stores it */
+    int method;                        /* DIST_EUCLIDEAN .. DIST_MINKOWSKI */
+    double power;                      /* minkowski's p */
+    const gc_sink *sink;               /* a 'dist' of n items */
+    const gc_host *host;
+    int nonfinite_binary;              /* out: binary met Inf (stats warns) */
+    int threads_used;                  /* out: the tile driver's team size */
+} dist_problem;
+
 #define TILE_DIST 64   /* 64 rows x 500 columns = 256 KiB per side: L2 */
 
 typedef struct {
@@ -225,7 +236,7 @@ static void fill(void *ctx, size_t i0, size_t ni, size_t j0, size_t nj,
     }
 }
 
-int cpu_dist_run(dist_problem *pb)
+static int dist_run(dist_problem *pb)
 {
     pb->nonfinite_binary = 0;
     pb->threads_used = 1;
@@ -257,5 +268,19 @@ int cpu_dist_run(dist_problem *pb)
 cleanup:
     free(xt);
     free(finite);
+    return status;
+}
+
+int cpu_dist_run(const gc_problem *g, const gc_sink *sink, const gc_host *host, gc_pass *out)
+{
+    dist_problem pb = {0};
+    pb.x = g->x; pb.n = g->n; pb.p = g->p;
+    pb.method = g->measure->op;
+    pb.power = g->power;
+    pb.sink = sink;
+    pb.host = host;
+    int status = dist_run(&pb);
+    out->nonfinite = pb.nonfinite_binary;
+    out->threads_used = pb.threads_used;
     return status;
 }

@@ -30,7 +30,7 @@ int cpu_tiles_run(size_t p, size_t q, int symmetric, size_t tile,
      * tile, column of tiles after column of tiles; a symmetric result's
      * tile above the diagonal is its mirror's lower tile, transposed by
      * the sink (so each such pair is computed twice). */
-    int full = sink->kind == SINK_FILE;
+    int full = (gc_sink_needs(sink) & GC_SINK_BOTH_HALVES) != 0;
     int tri = symmetric && !full;   /* the lower block triangle only */
     /* columns of tiles [b0, b1): a BiocParallel worker's share (those
      * whose first column is in its range, or that meet it), else all; column bj holds the
@@ -104,7 +104,8 @@ int cpu_tiles_run(size_t p, size_t q, int symmetric, size_t tile,
             size_t i0 = bi * tile, j0 = bj * tile;
             size_t ni = p - i0 < tile ? p - i0 : tile;
             size_t nj = q - j0 < tile ? q - j0 : tile;
-            gc_tile tl = {i0, ni, j0, nj, buf, ni, 0, 1.0};
+            gc_tile tl = {.i0 = i0, .ni = ni, .j0 = j0, .nj = nj, .val = buf, .ld = ni,
+                          .scale = 1.0};
             if (symmetric && bi < bj) {
                 fill(fill_ctx, j0, nj, i0, ni, buf, scratch);
                 tl.ld = nj;

@@ -20,6 +20,24 @@
 #include "worker.cuh"
 #include "gemm.cuh"
 
+/* The engine's own context of a pass, made from the problem (and each
+ * worker's copy).  rows_are_items: the ROWS of x are the variables
+ * (gpu_dist's correlation distances); the engine transposes x on the
+ * device.  dist_rules: stats' rules of 1 - cor(t(x)), pairs i > j only. */
+typedef struct {
+    const double *x; size_t n, p;
+    const double *y; size_t q;               /* NULL: symmetric */
+    const int *rows; size_t nobs;            /* NULL: every row */
+    int method;                              /* COR_PEARSON / _SPEARMAN / _KENDALL */
+    int pairwise;                            /* use = "pairwise.complete.obs" */
+    int cosine;                              /* uncentred */
+    int single;                              /* float arithmetic */
+    int rows_are_items;
+    int dist_rules;
+    int sd0;                                 /* out: zero-sd pair met (see cpu) */
+    unsigned char *flags_out;                /* out (optional, p then q): column flags */
+} gpu_cor_args;
+
 template <typename T>
 __device__ static inline T fix(T r, unsigned f)
 {
@@ -177,7 +195,7 @@ static int run(gpu_cor_args *pb, const gc_sink *sink, gc_host *host,
     d.m = m; d.v = v; d.q = q;
     d.symmetric = symmetric;
     d.dist = pb->dist_rules;
-    d.tri = pb->dist_rules && sink->kind != SINK_FILE;
+    d.tri = pb->dist_rules && !(gc_sink_needs(sink) & GC_SINK_BOTH_HALVES);
     d.method = pb->method;
     d.cosine = pb->cosine;
     d.pairwise = pb->pairwise;
@@ -267,8 +285,8 @@ static int cor_job(void *arg, const gc_sink *sink, gc_host *host, char *msg,
     return run<double>(a, sink, host, msg, msgcap);
 }
 
-extern "C" int gpucor_cuda_cor(gpu_cor_args *a, const gc_sink *sink,
-                               gc_host *host, char *msg, size_t msgcap)
+static int cor_workers(gpu_cor_args *a, const gc_sink *sink, gc_host *host, char *msg,
+                       size_t msgcap)
 {
     gpu_cor_args wa[GC_MAX_WORKERS];
     gc_worker_result res[GC_MAX_WORKERS];
@@ -300,5 +318,39 @@ extern "C" int gpucor_cuda_cor(gpu_cor_args *a, const gc_sink *sink,
         if (flags && from >= 0) memcpy(a->flags_out, flags + from * nf, nf);
     }
     free(flags);
+    return status;
+}
+
+extern "C" int gpucor_cuda_cor(const gc_problem *pb, const gc_sink *sink, gc_host *host,
+                               gc_pass *out, char *msg, size_t msgcap)
+{
+    const gc_measure *m = pb->measure;
+    gpu_cor_args a;
+    memset(&a, 0, sizeof a);
+    a.x = pb->x; a.n = pb->n; a.p = pb->p;
+    a.y = pb->y; a.q = pb->q;
+    a.rows = pb->rows; a.nobs = pb->nobs;
+    a.method = m->cor;
+    a.cosine = (m->prep & PREP_UNCENTRED) != 0;
+    a.pairwise = pb->use == USE_PAIRWISE;
+    a.single = host->opts->single;
+    a.rows_are_items = pb->between_rows;
+    a.dist_rules = pb->between_rows;
+    /* stats' warning: from the pairs (pairwise, a distance's pairs i > j),
+     * else by its rule from the column flags */
+    if (!a.dist_rules) {
+        a.flags_out = (unsigned char *) malloc(pb->p + pb->q);
+        if (!a.flags_out) {
+            snprintf(msg, msgcap, "out of host memory");
+            return GPUCOR_ERR_ALLOC;
+        }
+    }
+    int status = cor_workers(&a, sink, host, msg, msgcap);
+    if (status == GPUCOR_OK)
+        out->sd0 = a.pairwise || a.dist_rules
+                       ? a.sd0 : gc_sd0_rule(a.flags_out, pb->p,
+                                             pb->y ? a.flags_out + pb->p : NULL, pb->q);
+    out->threads_used = 0;
+    free(a.flags_out);
     return status;
 }

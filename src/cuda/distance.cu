@@ -37,6 +37,15 @@
 #include "prep.cuh"
 #include "worker.cuh"
 
+/* The engine's own context of a pass, made from the problem (and each
+ * worker's copy). */
+typedef struct {
+    const double *x; size_t n, p;
+    int method;                              /* DIST_EUCLIDEAN .. DIST_MINKOWSKI */
+    double power;
+    int single;
+} gpu_dist_args;
+
 #define BM 64
 #define BN 64
 #define BK 16
@@ -511,11 +520,11 @@ static int run(const gpu_dist_args *pb, const gc_sink *sink, gc_host *host,
         /* single precision: floats, the scale undone by the sink's commit */
         int scales = pb->method != DIST_CANBERRA && pb->method != DIST_BINARY;
         size_t osz = single ? sizeof(float) : sizeof(double);
-        /* a selection (gpu_knn) takes whole columns, each column's own
-         * nearest found on the device, and so does a file (the full
-         * matrix; the distances are symmetric to the bit); a 'dist' the
-         * pairs i > j */
-        int whole = sink->kind == SINK_SELECT || sink->kind == SINK_FILE;
+        /* a 'dist' takes the pairs i > j; other sinks whole columns: a
+         * selection (gpu_knn) finds each column's own nearest on the
+         * device, a file writes the full matrix (the distances are
+         * symmetric to the bit) */
+        int whole = !(gc_sink_needs(sink) & GC_SINK_PACKED);
         gc_plan pl;
         status = gc_cuda_plan(sink, whole ? n : n - 1, n, osz, 0, len * osz, BN, (size_t) -1,
                               whole, host, &pl, msg, msgcap);
@@ -552,16 +561,38 @@ static int dist_job(void *arg, const gc_sink *sink, gc_host *host, char *msg,
     return run((const gpu_dist_args *) arg, sink, host, msg, msgcap);
 }
 
-extern "C" int gpucor_cuda_dist(const gpu_dist_args *a, const gc_sink *sink,
-                                gc_host *host, char *msg, size_t msgcap)
+/* stats' binary distance warns when a non-finite value meets a non-NA value
+ * in the same column: an infinite entry in a column with another non-NA. */
+static int binary_nonfinite(const double *x, size_t n, size_t p)
 {
+    for (size_t k = 0; k < p; k++) {
+        const double *c = x + k * n;
+        size_t nonna = 0, inf = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (isnan(c[i])) continue;
+            nonna++;
+            if (!isfinite(c[i])) inf = 1;
+        }
+        if (inf && nonna >= 2) return 1;
+    }
+    return 0;
+}
+
+extern "C" int gpucor_cuda_dist(const gc_problem *pb, const gc_sink *sink, gc_host *host,
+                                gc_pass *out, char *msg, size_t msgcap)
+{
+    gpu_dist_args a = {pb->x, pb->n, pb->p, pb->measure->op, pb->power,
+                       host->opts->single};
     gpu_dist_args wa[GC_MAX_WORKERS];
     gc_worker_result res[GC_MAX_WORKERS];
     int n = 0;
     msg[0] = '\0';
     int status = gc_cuda_worker_count(host, &n, msg, msgcap);
     if (status != GPUCOR_OK) return status;
-    for (int k = 0; k < n; k++) wa[k] = *a;
-    return gc_cuda_workers(dist_job, wa, sizeof *wa, n, sink, host, res, msg,
-                           msgcap);
+    for (int k = 0; k < n; k++) wa[k] = a;
+    out->threads_used = 0;
+    status = gc_cuda_workers(dist_job, wa, sizeof *wa, n, sink, host, res, msg, msgcap);
+    if (pb->measure->warning == WARN_NONFINITE)
+        out->nonfinite = binary_nonfinite(pb->x, pb->n, pb->p);
+    return status;
 }

@@ -11,43 +11,24 @@
 #include <stddef.h>
 #include "../gpucor.h"
 #include "../engine/engine.h"
+#include "../engine/problem.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* The correlation producers (cor.cu; pairwise.cu and kendall.cu): columns
- * (variables) of x [n x p] against those of y [n x q] (or of x).
- * rows_are_items: the ROWS of x are the variables (gpu_dist's correlation
- * distances); the engine transposes x on the device.  dist_rules: stats'
- * rules of 1 - cor(t(x)), pairs i > j only (the sink is a 'dist'). */
-typedef struct {
-    const double *x; size_t n, p;
-    const double *y; size_t q;               /* NULL: symmetric */
-    const int *rows; size_t nobs;            /* NULL: every row */
-    int method;                              /* COR_PEARSON / _SPEARMAN / _KENDALL */
-    int pairwise;                            /* use = "pairwise.complete.obs" */
-    int cosine;                              /* uncentred */
-    int single;                              /* float arithmetic */
-    int rows_are_items;
-    int dist_rules;
-    int sd0;                                 /* out: zero-sd pair met (see cpu) */
-    unsigned char *flags_out;                /* out (optional, p then q): column flags */
-} gpu_cor_args;
-
-int gpucor_cuda_cor(gpu_cor_args *a, const gc_sink *sink, gc_host *host,
-                    char *msg, size_t msgcap);
-
-/* stats::dist()'s metrics between the rows of x [n x p, column-major]. */
-typedef struct {
-    const double *x; size_t n, p;
-    int method;                              /* DIST_EUCLIDEAN .. DIST_MINKOWSKI */
-    double power;
-    int single;
-} gpu_dist_args;
-
-int gpucor_cuda_dist(const gpu_dist_args *a, const gc_sink *sink, gc_host *host,
-                     char *msg, size_t msgcap);
+/* One pass of the CUDA engine (engine/problem.h): gpucor_cuda_run
+ * (run.cu), the producer of the measure's family.  A correlation measure
+ * (cor.cu; pairwise.cu and kendall.cu) between the columns of x (and y), or
+ * between the rows of x (between_rows: x is transposed on the device, and
+ * stats' rules of 1 - cor(t(x)) hold); a distance op between the rows of x
+ * (distance.cu).  Arithmetic in float when host->opts->single. */
+int gpucor_cuda_run(const gc_problem *pb, const gc_sink *sink, gc_host *host,
+                    gc_pass *out, char *msg, size_t msgcap);
+int gpucor_cuda_cor(const gc_problem *pb, const gc_sink *sink, gc_host *host,
+                    gc_pass *out, char *msg, size_t msgcap);
+int gpucor_cuda_dist(const gc_problem *pb, const gc_sink *sink, gc_host *host,
+                     gc_pass *out, char *msg, size_t msgcap);
 
 /* Frees the cached stream, cuBLAS handle and pinned buffers (at exit and
  * unload). */

@@ -7,7 +7,9 @@
  * the panel into device memory and stage nothing; SINK_POWSUM stages the
  * columns' sums of powers; the selecting sink takes the panel as it is.
  */
+#include <stdlib.h>
 #include "run.cuh"
+#include "../engine/select.h"
 
 template <typename T>
 __global__ static void pack_dist(const T *val, size_t ld, size_t i0, size_t ni,
@@ -94,94 +96,208 @@ __global__ static void powsum(const T *val, size_t ld, size_t p, size_t j0, int 
     }
 }
 
-int gc_cuda_stage(const gc_sink *sink, gc_tile *t, void *buf,
-                  const void **dst, size_t *offset, size_t *count,
-                  cudaStream_t st, char *msg, size_t msgcap)
+/* The device halves.  Each lays tile t (device memory) out as the
+ * contiguous range of the result it covers (run.cuh's gc_cuda_sink_half). */
+
+/* A dense panel must be whole columns (all p rows, contiguous). */
+static int whole_columns(const gc_sink *sink, const gc_tile *t, char *msg, size_t msgcap)
+{
+    size_t p = sink->p;
+    if (t->i0 != 0 || t->ni != p || (t->ld != p && t->nj > 1)) {
+        snprintf(msg, msgcap, "internal error: a dense panel must be whole columns");
+        return GPUCOR_ERR_INVALID;
+    }
+    return GPUCOR_OK;
+}
+
+/* SINK_DENSE, SINK_DENSE_DEVICE, SINK_FILE: the panel already is its
+ * range; the resident matrix takes it after the epilogue, scaled; a host
+ * matrix gets its epilogue in place. */
+static int dense_panel(int dev, const gc_sink *sink, gc_tile *t, const void **dst,
+                       size_t *offset, size_t *count, cudaStream_t st, char *msg,
+                       size_t msgcap)
+{
+    size_t p = sink->p;
+    int status = whole_columns(sink, t, msg, msgcap);
+    if (status != GPUCOR_OK) return status;
+    size_t esz = t->is_float ? sizeof(float) : sizeof(double);
+    dim3 grid((unsigned) ((p + 255) / 256), (unsigned) t->nj);
+    if (dev || sink->epilogue != EPI_IDENTITY) {
+        size_t ld = dev ? (sink->ld ? sink->ld : p) : t->ld;
+        void *out = dev ? (char *) sink->dev_out + t->j0 * ld * esz : (void *) t->val;
+        double scale = dev ? t->scale : 1.0;
+        if (t->nj) {
+            if (t->is_float)
+                dense_epilogue<float><<<grid, 256, 0, st>>>(
+                    (const float *) t->val, t->ld, p, t->nj, sink->epilogue, sink->beta,
+                    scale, (float *) out, ld);
+            else
+                dense_epilogue<double><<<grid, 256, 0, st>>>(
+                    (const double *) t->val, t->ld, p, t->nj, sink->epilogue, sink->beta,
+                    scale, (double *) out, ld);
+            LAUNCHED("dense_epilogue");
+        }
+    }
+    *dst = t->val;
+    *offset = t->j0 * p;
+    *count = dev ? 0 : t->nj * p;
+cleanup:
+    return status;
+}
+
+/* SINK_POWSUM: npow sums per column, staged */
+static int stage_powsum(const gc_sink *sink, gc_tile *t, void *buf, const void **dst,
+                        size_t *offset, size_t *count, cudaStream_t st, char *msg,
+                        size_t msgcap)
+{
+    size_t p = sink->p;
+    int status = whole_columns(sink, t, msg, msgcap);
+    if (status != GPUCOR_OK) return status;
+    size_t esz = t->is_float ? sizeof(float) : sizeof(double);
+    const gc_powsum *ps = sink->pow;
+    /* the powers sit after the sums in the sink's device buffer */
+    double *sums = (double *) buf, *w = sums + t->nj * ps->npow;
+    CU(cudaMemcpyAsync(w, ps->w, ps->npow * sizeof(double), cudaMemcpyHostToDevice, st));
+    if (t->nj) {
+        if (t->is_float)
+            powsum<float><<<(unsigned) t->nj, 256, 0, st>>>(
+                (const float *) t->val, t->ld, p, t->j0, sink->epilogue, sink->beta,
+                t->scale, w, ps->npow, sums);
+        else
+            powsum<double><<<(unsigned) t->nj, 256, 0, st>>>(
+                (const double *) t->val, t->ld, p, t->j0, sink->epilogue, sink->beta,
+                t->scale, w, ps->npow, sums);
+        LAUNCHED("powsum");
+    }
+    t->rec = TILE_POWSUM;
+    *dst = sums;
+    *offset = 0;
+    *count = (t->nj * ps->npow * sizeof(double) + esz - 1) / esz;
+cleanup:
+    return status;
+}
+
+/* SINK_DIST, SINK_DIST_DEVICE: the panel's pairs i > j packed, column
+ * after column, with the epilogue; the resident 'dist' takes them in
+ * place, scaled, and nothing goes to the host */
+static int dist_panel(int dev, const gc_sink *sink, gc_tile *t, void *buf, const void **dst,
+                      size_t *offset, size_t *count, cudaStream_t st, char *msg,
+                      size_t msgcap)
 {
     int status = GPUCOR_OK;
     size_t p = sink->p, j1 = t->j0 + t->nj;
-    if (sink->kind == SINK_SELECT) {
-        *offset = 0;
-        return gc_cuda_select(sink, t, buf, dst, count, st, msg, msgcap);
-    }
-    if (sink->kind != SINK_DIST && sink->kind != SINK_DIST_DEVICE) {
-        if (t->i0 != 0 || t->ni != p || (t->ld != p && t->nj > 1)) {
-            snprintf(msg, msgcap, "internal error: a dense panel must be whole columns");
-            return GPUCOR_ERR_INVALID;
-        }
-        size_t esz = t->is_float ? sizeof(float) : sizeof(double);
-        dim3 grid((unsigned) ((p + 255) / 256), (unsigned) t->nj);
-        if (sink->kind == SINK_POWSUM) {
-            const gc_powsum *ps = sink->pow;
-            /* the powers sit after the sums in the sink's device buffer */
-            double *sums = (double *) buf, *w = sums + t->nj * ps->npow;
-            CU(cudaMemcpyAsync(w, ps->w, ps->npow * sizeof(double), cudaMemcpyHostToDevice, st));
-            if (t->nj) {
-                if (t->is_float)
-                    powsum<float><<<(unsigned) t->nj, 256, 0, st>>>(
-                        (const float *) t->val, t->ld, p, t->j0, sink->epilogue, sink->beta,
-                        t->scale, w, ps->npow, sums);
-                else
-                    powsum<double><<<(unsigned) t->nj, 256, 0, st>>>(
-                        (const double *) t->val, t->ld, p, t->j0, sink->epilogue, sink->beta,
-                        t->scale, w, ps->npow, sums);
-                LAUNCHED("powsum");
-            }
-            t->rec = TILE_POWSUM;
-            *dst = sums;
-            *offset = 0;
-            *count = (t->nj * ps->npow * sizeof(double) + esz - 1) / esz;
-            return GPUCOR_OK;
-        }
-        int dev = sink->kind == SINK_DENSE_DEVICE;
-        if (dev || sink->epilogue != EPI_IDENTITY) {
-            /* the resident matrix takes the panel after the epilogue, scaled;
-             * a host matrix gets its epilogue in place */
-            size_t ld = dev ? (sink->ld ? sink->ld : p) : t->ld;
-            void *out = dev ? (char *) sink->dev_out + t->j0 * ld * esz : (void *) t->val;
-            double scale = dev ? t->scale : 1.0;
-            if (t->nj) {
-                if (t->is_float)
-                    dense_epilogue<float><<<grid, 256, 0, st>>>(
-                        (const float *) t->val, t->ld, p, t->nj, sink->epilogue, sink->beta,
-                        scale, (float *) out, ld);
-                else
-                    dense_epilogue<double><<<grid, 256, 0, st>>>(
-                        (const double *) t->val, t->ld, p, t->nj, sink->epilogue, sink->beta,
-                        scale, (double *) out, ld);
-                LAUNCHED("dense_epilogue");
-            }
-        }
-        *dst = t->val;
-        *offset = t->j0 * p;
-        *count = dev ? 0 : t->nj * p;
-        return GPUCOR_OK;
-    }
     *dst = buf;
     *offset = dist_offset(p, t->j0);
     *count = dist_offset(p, j1 < p ? j1 : p) - *offset;
     if (*count == 0) return GPUCOR_OK;
-    {
-        /* the resident 'dist' takes the panel in place, scaled; nothing
-         * goes to the host */
-        int dev = sink->kind == SINK_DIST_DEVICE;
-        double scale = dev ? t->scale : 1.0;
-        if (dev) {
-            buf = (char *) sink->dev_out + *offset * (t->is_float ? sizeof(float) : sizeof(double));
-            *count = 0;
-        }
-        size_t rows = p - t->j0;
-        dim3 grid((unsigned) ((rows + 255) / 256), (unsigned) t->nj);
-        if (t->is_float)
-            pack_dist<float><<<grid, 256, 0, st>>>((const float *) t->val, t->ld, t->i0,
-                                                   t->ni, t->j0, p, sink->epilogue,
-                                                   sink->beta, scale, (float *) buf);
-        else
-            pack_dist<double><<<grid, 256, 0, st>>>((const double *) t->val, t->ld, t->i0,
-                                                    t->ni, t->j0, p, sink->epilogue,
-                                                    sink->beta, scale, (double *) buf);
-        LAUNCHED("pack_dist");
+    double scale = dev ? t->scale : 1.0;
+    if (dev) {
+        buf = (char *) sink->dev_out + *offset * (t->is_float ? sizeof(float) : sizeof(double));
+        *count = 0;
     }
+    size_t rows = p - t->j0;
+    dim3 grid((unsigned) ((rows + 255) / 256), (unsigned) t->nj);
+    if (t->is_float)
+        pack_dist<float><<<grid, 256, 0, st>>>((const float *) t->val, t->ld, t->i0, t->ni,
+                                               t->j0, p, sink->epilogue, sink->beta, scale,
+                                               (float *) buf);
+    else
+        pack_dist<double><<<grid, 256, 0, st>>>((const double *) t->val, t->ld, t->i0,
+                                                t->ni, t->j0, p, sink->epilogue,
+                                                sink->beta, scale, (double *) buf);
+    LAUNCHED("pack_dist");
 cleanup:
     return status;
+}
+
+#define GC_STAGE_ARGS                                                                \
+    const gc_sink *sink, gc_tile *t, void *buf, const void **dst, size_t *offset,      \
+        size_t *count, cudaStream_t st, char *msg, size_t msgcap
+static int stage_dense(GC_STAGE_ARGS)
+{
+    (void) buf;
+    return dense_panel(0, sink, t, dst, offset, count, st, msg, msgcap);
+}
+
+static int stage_dense_device(GC_STAGE_ARGS)
+{
+    (void) buf;
+    return dense_panel(1, sink, t, dst, offset, count, st, msg, msgcap);
+}
+
+static int stage_dist(GC_STAGE_ARGS)
+{
+    return dist_panel(0, sink, t, buf, dst, offset, count, st, msg, msgcap);
+}
+
+static int stage_dist_device(GC_STAGE_ARGS)
+{
+    return dist_panel(1, sink, t, buf, dst, offset, count, st, msg, msgcap);
+}
+
+static int stage_select(GC_STAGE_ARGS)
+{
+    *offset = 0;
+    return gc_cuda_select(sink, t, buf, dst, count, st, msg, msgcap);
+}
+
+/* Device bytes per result column: the packed 'dist' beside the producer's
+ * panel; a selection's records where the column's values would be (or its
+ * compacted pairs and their count); npow sums and the powers */
+static size_t dist_col_bytes(const gc_sink *sink, size_t elt, int narrow)
+{
+    (void) narrow;
+    return sink->p * elt;
+}
+
+static size_t select_col_bytes(const gc_sink *sink, size_t elt, int narrow)
+{
+    return narrow ? sink->sel->k * sizeof(gc_pair) : sink->p * elt + 64;
+}
+
+static size_t powsum_col_bytes(const gc_sink *sink, size_t elt, int narrow)
+{
+    (void) elt;
+    (void) narrow;
+    return 2 * sink->pow->npow * sizeof(double);
+}
+
+/* Panels that stage a few records per column: a selection that keeps each
+ * whole column's best k on the device; the sums of powers always */
+static int select_narrow(const gc_sink *sink, size_t elt, int whole)
+{
+    const char *env = getenv("GPUCOR_TEST_WIDE");   /* bench: "0" keeps 64 MiB panels */
+    if (env && env[0] == '0') return 0;
+    return whole && gc_cuda_select_topk(sink, elt);
+}
+
+static int powsum_narrow(const gc_sink *sink, size_t elt, int whole)
+{
+    (void) sink;
+    (void) elt;
+    (void) whole;
+    return 1;
+}
+
+/* the rows of engine/sink.c's table, on the device, in SINK_* order (C++
+ * has no array designators): stage, col_bytes, narrow */
+const gc_cuda_sink_half gc_cuda_sink_halves[SINK_COUNT] = {
+    /* SINK_DENSE */ {stage_dense, NULL, NULL},
+    /* SINK_DIST */ {stage_dist, dist_col_bytes, NULL},
+    /* SINK_SELECT */ {stage_select, select_col_bytes, select_narrow},
+    /* SINK_DIST_DEVICE */ {stage_dist_device, NULL, NULL},
+    /* SINK_DENSE_DEVICE */ {stage_dense_device, NULL, NULL},
+    /* SINK_POWSUM */ {stage_powsum, powsum_col_bytes, powsum_narrow},
+    /* SINK_FILE */ {stage_dense, NULL, NULL},
+};
+static_assert(SINK_DENSE == 0 && SINK_DIST == 1 && SINK_SELECT == 2 &&
+                  SINK_DIST_DEVICE == 3 && SINK_DENSE_DEVICE == 4 && SINK_POWSUM == 5 &&
+                  SINK_FILE == 6 && SINK_COUNT == 7,
+              "gc_cuda_sink_halves follows the SINK_* order");
+
+int gc_cuda_stage(const gc_sink *sink, gc_tile *t, void *buf, const void **dst,
+                  size_t *offset, size_t *count, cudaStream_t st, char *msg, size_t msgcap)
+{
+    return gc_cuda_sink_halves[sink->kind].stage(sink, t, buf, dst, offset, count, st, msg,
+                                                 msgcap);
 }

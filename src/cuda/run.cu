@@ -5,6 +5,7 @@
 #include "paths.cuh"
 #include "worker.cuh"
 #include "../engine/select.h"
+#include "engine.h"
 
 size_t gpucor_device_budget(const gc_host *host, size_t used)
 {
@@ -24,12 +25,8 @@ size_t gpucor_device_budget(const gc_host *host, size_t used)
 
 size_t gc_cuda_sink_col_bytes(const gc_sink *sink, size_t elt, int narrow)
 {
-    /* a selection's records fit where the column's values would; the
-     * sums of powers take npow doubles per column (and the powers) */
-    if (sink->kind == SINK_POWSUM) return 2 * sink->pow->npow * sizeof(double);
-    if (narrow) return sink->sel->k * sizeof(gc_pair);
-    return sink->kind == SINK_DIST ? sink->p * elt
-         : sink->kind == SINK_SELECT ? sink->p * elt + 64 : 0;
+    const gc_cuda_sink_half *h = &gc_cuda_sink_halves[sink->kind];
+    return h->col_bytes ? h->col_bytes(sink, elt, narrow) : 0;
 }
 
 int gc_cuda_plan(const gc_sink *sink, size_t ncols, size_t rows, size_t elt,
@@ -44,10 +41,8 @@ int gc_cuda_plan(const gc_sink *sink, size_t ncols, size_t rows, size_t elt,
     int share = host->opts->col1 > 0;
     size_t real_avail = avail;
     if (share) avail = (size_t) -1 / 4;
-    int narrow = whole && gc_cuda_select_topk(sink, elt);
-    const char *env = getenv("GPUCOR_TEST_WIDE");   /* bench: "0" keeps 64 MiB panels */
-    if (env && env[0] == '0') narrow = 0;
-    if (sink->kind == SINK_POWSUM) narrow = 1;     /* whole columns, a few sums each */
+    const gc_cuda_sink_half *half = &gc_cuda_sink_halves[sink->kind];
+    int narrow = half->narrow ? half->narrow(sink, elt, whole) : 0;
     size_t col = rows * elt + extra + gc_cuda_sink_col_bytes(sink, elt, narrow);
     size_t stage = sink->p * elt, cap = GPUCOR_PANEL_BYTES;
     if (narrow) {
@@ -208,4 +203,22 @@ void gpucor_panel_tile(const dev_problem *d, size_t j0, size_t j1,
                        const void *val, int is_float, gc_tile *t)
 {
     gc_cuda_panel_tile(panel_i0(*d, j0), d->v, j0, j1, val, is_float, 1.0, d->tri, t);
+}
+
+/* The producer of each measure family (FAMILY_* order: C++ has no array
+ * designators).  A new family is a row here and its producer's file. */
+typedef int (*gc_cuda_producer)(const gc_problem *pb, const gc_sink *sink, gc_host *host,
+                                gc_pass *out, char *msg, size_t msgcap);
+static const gc_cuda_producer producers[] = {
+    /* FAMILY_PRODUCT */ gpucor_cuda_cor,    /* cor.cu */
+    /* FAMILY_PAIR */ gpucor_cuda_cor,       /* cor.cu -> kendall.cu */
+    /* FAMILY_DISTANCE */ gpucor_cuda_dist,  /* distance.cu */
+};
+static_assert(FAMILY_PRODUCT == 0 && FAMILY_PAIR == 1 && FAMILY_DISTANCE == 2,
+              "producers follows the FAMILY_* order");
+
+extern "C" int gpucor_cuda_run(const gc_problem *pb, const gc_sink *sink, gc_host *host,
+                               gc_pass *out, char *msg, size_t msgcap)
+{
+    return producers[pb->measure->family](pb, sink, host, out, msg, msgcap);
 }

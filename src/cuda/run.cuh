@@ -32,6 +32,25 @@ void gc_cuda_panel_tile(size_t i0, size_t rows, size_t j0, size_t j1,
                         const void *val, int is_float, double scale, int tri,
                         gc_tile *t);
 
+/* A sink's device half: a row of pack.cu's table, indexed as
+ * engine/sink.c's by gc_sink.kind.
+ *  - stage: lays tile t (device memory) out as the contiguous range of the
+ *    result it covers, in *dst (which may be t->val itself) at result
+ *    offset *offset, *count elements (the selecting sink: what
+ *    cuda/select.cu made of it, t->rec and t->nrec saying what); buf is
+ *    the sink's device bytes (col_bytes per column of the panel);
+ *  - col_bytes: those bytes per result column of elements of 'elt' bytes
+ *    (NULL: none);
+ *  - narrow: whether panels of whole columns ('whole') stage a few records
+ *    per column, not the values (NULL: never). */
+typedef struct {
+    int (*stage)(const gc_sink *sink, gc_tile *t, void *buf, const void **dst,
+                 size_t *offset, size_t *count, cudaStream_t st, char *msg, size_t msgcap);
+    size_t (*col_bytes)(const gc_sink *sink, size_t elt, int narrow);
+    int (*narrow)(const gc_sink *sink, size_t elt, int whole);
+} gc_cuda_sink_half;
+extern const gc_cuda_sink_half gc_cuda_sink_halves[SINK_COUNT];
+
 /* Device bytes the sink's half needs per result column of elements of
  * 'elt' bytes (a 'dist' packs into a buffer beside the producer's). */
 size_t gc_cuda_sink_col_bytes(const gc_sink *sink, size_t elt, int narrow);
@@ -42,10 +61,7 @@ int gc_cuda_run(gc_panel_fn panel, void *self, const gc_plan *pl, int is_float,
                 const gc_sink *sink, gc_host *host, gpucor_ctx *gc, char *msg,
                 size_t msgcap);
 
-/* The sink's device half (pack.cu): lays out tile t (device memory) as the
- * contiguous range of the result it covers, in *dst (which may be t->val
- * itself) at result offset *offset, *count elements (the selecting sink:
- * what cuda/select.cu made of it, t->rec and t->nrec saying what). */
+/* The sink's device half's stage (pack.cu). */
 int gc_cuda_stage(const gc_sink *sink, gc_tile *t, void *buf,
                   const void **dst, size_t *offset, size_t *count,
                   cudaStream_t st, char *msg, size_t msgcap);

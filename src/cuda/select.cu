@@ -201,7 +201,7 @@ sel_topk(const T *val, size_t ld, size_t i0, size_t ni, size_t j0, int epi,
 int gc_cuda_select_topk(const gc_sink *sink, size_t elt)
 {
     const gc_select *s = sink->sel;
-    return sink->kind == SINK_SELECT && s->mode == SEL_HEAPS && s->symmetric &&
+    return s->mode == SEL_HEAPS && s->symmetric &&
            s->k >= 1 && s->k <= SEL_DEVICE_TOPK && s->k * sizeof(gc_pair) <= sink->p * elt;
 }
 

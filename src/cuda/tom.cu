@@ -121,7 +121,7 @@ static int tom_run(gc_tom_dev *hd, const gc_tom_args *ta, const gc_sink *sink,
     T *buf = NULL;
     T *A = (T *) hd->A;
     size_t n = hd->n;
-    int dist = sink->kind == SINK_DIST;
+    int dist = (gc_sink_needs(sink) & GC_SINK_PACKED) != 0;
     gc_plan pl;
     status = gpucor_ctx_get(&gc, GPUCOR_PANEL_BYTES, msg, msgcap);
     if (status != GPUCOR_OK) return status;

@@ -35,6 +35,16 @@ extern "C" {
  * standard deviation (COV_SDEV of cov_complete2, cov_na_2). */
 #define COL_VAR_UNDERFLOW 4u   /* (double) variance == 0 */
 #define COL_SD_UNDERFLOW  8u   /* (double) sqrtl(variance) == 0 */
+/* The flags that make a column's sd zero in stats' cor() outside pairwise
+ * mode: x against itself (no y) or against y. */
+static inline unsigned gc_zero_sd_flags(int with_y)
+{
+    return COL_ZERO_SD | (with_y ? COL_SD_UNDERFLOW : COL_VAR_UNDERFLOW);
+}
+/* stats' rule for "the standard deviation is zero" outside pairwise mode,
+ * from the column flags (fy NULL: x against itself), for both engines
+ * (measure.c). */
+int gc_sd0_rule(const unsigned char *fx, size_t p, const unsigned char *fy, size_t q);
 
 /* ---- options: from R's named list, parsed once (options.c) --------------- */
 typedef struct {
@@ -113,8 +123,12 @@ typedef struct {
 enum { TILE_VALUES = 0, TILE_PAIRS = 1, TILE_TOPK = 2, TILE_HIST = 3, TILE_POWSUM = 4 };
 
 /* ---- sinks ---------------------------------------------------------------- */
+/* A sink is a row of gc_sink_table (sink.c), indexed by gc_sink.kind: its
+ * host half (sink_<name>.c) and what it needs of the producers; its device
+ * half is the same row of cuda/pack.cu's table.  Producers read the needs,
+ * never the kind. */
 enum { SINK_DENSE = 0, SINK_DIST = 1, SINK_SELECT = 2, SINK_DIST_DEVICE = 3,
-       SINK_DENSE_DEVICE = 4, SINK_POWSUM = 5, SINK_FILE = 6 };
+       SINK_DENSE_DEVICE = 4, SINK_POWSUM = 5, SINK_FILE = 6, SINK_COUNT = 7 };
 /* applied by the sink, once; an NA or NaN value passes unchanged.  The
  * adjacencies of WGCNA (algo/wgcna.h) take the sink's 'beta': |r|^beta,
  * ((1 + r) / 2)^beta, r > 0 ? r^beta : 0, and sign(r) |r|^beta (the
@@ -126,7 +140,7 @@ enum { EPI_IDENTITY = 0, EPI_ONE_MINUS = 1, EPI_ONE_MINUS_ABS = 2,
 typedef struct gc_select gc_select;   /* engine/select.h */
 typedef struct gc_file gc_file;       /* engine/file.h */
 
-/* SINK_POWSUM (sink_powsum.c, cuda/reduce.cu): for every column j of a
+/* SINK_POWSUM (sink_powsum.c, cuda/pack.cu): for every column j of a
  * symmetric p x p result and every power w[t] (ascending), the sum over
  * rows i != j of a_ij^w[t], a the value after the epilogue, NA left out:
  * the connectivities of WGCNA's soft-threshold scan.  a^w[t] is built as
@@ -141,12 +155,15 @@ typedef struct {
 } gc_powsum;
 
 typedef struct {
-    int kind;            /* SINK_DENSE: p x q column-major; SINK_DIST: the
-                            packed lower triangle of p items; SINK_SELECT:
-                            pairs selected, counted or ranked (select.h);
-                            SINK_DIST_DEVICE: a packed lower triangle that
-                            stays in device memory, at dev_out (CUDA engine
-                            only: gpu_hclust's resident distances) */
+    int kind;            /* SINK_*: the row of gc_sink_table.  SINK_DENSE:
+                            p x q column-major; SINK_DIST: the packed lower
+                            triangle of p items; SINK_SELECT: pairs
+                            selected, counted or ranked (select.h);
+                            SINK_DIST_DEVICE, SINK_DENSE_DEVICE: a packed
+                            triangle or a matrix that stays in device memory,
+                            at dev_out (CUDA engine only: gpu_hclust's
+                            resident distances, gpu_tom's adjacency);
+                            SINK_POWSUM; SINK_FILE */
     int epilogue;        /* EPI_* */
     int symmetric;       /* dense: CPU tiles hold j <= i; the sink mirrors them */
     size_t p, q;
@@ -163,31 +180,71 @@ typedef struct {
                             whole 'dist'); the others are dropped */
     gc_powsum *pow;      /* SINK_POWSUM: the connectivities being summed */
     gc_file *file;       /* SINK_FILE: the p x q matrix goes to a file, never
-                            whole in memory (file.h); the CPU engine then
-                            makes a symmetric result's tiles above the
-                            diagonal too, as mirrored lower ones */
+                            whole in memory (file.h) */
     const double *mul_row, *mul_col;   /* SINK_DENSE, GPU commits: each value
                             (i, j) times mul_row[i] * mul_col[j] as it lands
                             (gpu_cov's spreads: covariances from correlations
                             without another pass over the result); NULL: none */
     int mul_round;       /* ... then rounded to an integer (Kendall's) */
+    void *state;         /* a new sink's own state, the struct of its
+                            sink_<name>.c (sink_template.h) */
 } gc_sink;
 
+/* What a sink needs of the producers (gc_sink_ops.needs). */
+#define GC_SINK_PACKED      1u   /* it keeps the pairs i > j only (a 'dist'):
+                                    GPU producers may make panels of those
+                                    pairs, the device half packs them */
+#define GC_SINK_BOTH_HALVES 2u   /* every tile of a symmetric result: the CPU
+                                    makes the tiles above the diagonal too (as
+                                    mirrored lower ones, tile->transposed) and
+                                    the GPU whole columns, even for a 'dist'
+                                    (the file's bands of whole columns) */
+
+/* A sink's host half.  Every function may be NULL where the sink has
+ * nothing to do. */
+typedef struct {
+    const char *name;
+    unsigned needs;                                    /* GC_SINK_* */
+    /* doubles of R memory at out */
+    size_t (*len)(const gc_sink *s);
+    /* CPU engine: a tile in host memory into the result, from any thread
+     * of the team (tiles never overlap) */
+    void (*emit)(const gc_sink *s, const gc_tile *t);
+    /* CUDA engine: what the device half staged in host memory, on the
+     * coordinator, over nthreads threads */
+    void (*commit)(const gc_sink *s, const gc_tile *t, size_t offset, size_t count,
+                   int nthreads);
+    /* every value NA (a problem with fewer than two observations), beyond
+     * the R memory (which gc_sink_fill_na fills); nonzero: out of memory */
+    int (*fill_na)(const gc_sink *s);
+    /* after the CPU engine's pass */
+    void (*finish)(const gc_sink *s);
+} gc_sink_ops;
+
+extern const gc_sink_ops *const gc_sink_table[SINK_COUNT];
+static inline const gc_sink_ops *gc_sink_ops_of(const gc_sink *s)
+{
+    return gc_sink_table[s->kind];
+}
+static inline unsigned gc_sink_needs(const gc_sink *s)
+{
+    return gc_sink_ops_of(s)->needs;
+}
+
 size_t gc_sink_len(const gc_sink *s);
-/* SINK_POWSUM on the CPU: the threads' slots added up into pow->k. */
-void gc_powsum_finish(const gc_sink *s);
 /* Prepares the result memory for fast first writes (huge pages where the
  * OS offers them: host_mem.c). */
 void gc_sink_begin(const gc_sink *s);
-/* CPU engine: a tile in host memory into the result (thread-safe: tiles
- * never overlap). */
+/* The table's functions (engine.h's gc_sink_ops says when each runs).
+ * gc_sink_commit's dense ranges: t->val[0 .. count - 1] go to
+ * out[offset ...], widened from float, multiplied by t->scale, NA kept;
+ * the selecting sink's t is the staged tile itself (t->val in host
+ * memory). */
 void gc_sink_emit(const gc_sink *s, const gc_tile *t);
-/* CUDA engine: what the sink's device half staged in host memory, over
- * nthreads threads.  Dense sinks: the t->val[0 .. count - 1] go to
- * out[offset ...], widened from float, multiplied by t->scale, NA kept.
- * SINK_SELECT: t is the staged tile itself (t->val in host memory). */
 void gc_sink_commit(const gc_sink *s, const gc_tile *t, size_t offset,
                     size_t count, int nthreads);
+int gc_sink_fill_na(const gc_sink *s);
+void gc_sink_finish(const gc_sink *s);
 
 /* Epilogue of one value, on the host (sink_*.c) and the device (pack.cu;
  * a float's 1 - r is exact in double, so rounding it back to float gives

@@ -84,3 +84,27 @@ int gc_use_find(const char *name)
         if (strcmp(gc_use_names[k], name) == 0) return k;
     return -1;
 }
+
+/* stats' rule for the warning outside pairwise mode (cov_na_1/2 and
+ * cov_complete1/2): a pair of NA-free columns of which one has sd 0; in the
+ * one-matrix case stats looks at pairs j < i from the side of an NA-free i. */
+int gc_sd0_rule(const unsigned char *fx, size_t p, const unsigned char *fy,
+                 size_t q)
+{
+    const unsigned ZERO = gc_zero_sd_flags(fy != NULL);
+    if (!fy) {
+        int seen_zero = 0;
+        for (size_t i = 0; i < p; i++) {
+            if (fx[i] & COL_HAS_NA) continue;
+            if ((i > 0 && (fx[i] & ZERO)) || seen_zero) return 1;
+            if (fx[i] & ZERO) seen_zero = 1;
+        }
+        return 0;
+    }
+    int zx = 0, okx = 0, zy = 0, oky = 0;
+    for (size_t i = 0; i < p; i++)
+        if (!(fx[i] & COL_HAS_NA)) { okx = 1; zx |= (fx[i] & ZERO) != 0; }
+    for (size_t j = 0; j < q; j++)
+        if (!(fy[j] & COL_HAS_NA)) { oky = 1; zy |= (fy[j] & ZERO) != 0; }
+    return (zx && oky) || (zy && okx);
+}

@@ -115,10 +115,6 @@ void gc_select_free(gc_select *s);
 void gc_select_reset(gc_select *s);
 /* The calling thread's slot. */
 int gc_select_slot(void);
-/* A host tile of doubles (or floats) from one thread. */
-void gc_select_tile(const gc_sink *sink, const gc_tile *t, int slot);
-/* A staged GPU panel, its columns over nthreads threads. */
-void gc_select_commit(const gc_sink *sink, const gc_tile *t, int nthreads);
 /* Sums of the slots: hist (SEL_NBINS), above and valid. */
 void gc_select_sum(const gc_select *s, uint64_t *hist, uint64_t *above,
                    uint64_t *valid);

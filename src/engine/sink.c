@@ -1,24 +1,29 @@
 /*
- * sink.c -- what the sinks share: the result's length, its
- * memory, and the GPU's commits.  Each sink's tile writer is in its own
- * file (sink_dense.c, sink_dist.c, sink_select.c, sink_powsum.c); its
- * device half in cuda/pack.cu, select.cu, reduce.cu.
+ * sink.c -- the table of sinks (engine.h's gc_sink_ops, one row per
+ * SINK_*) and the calls every engine makes through it.  Each sink's host
+ * half is in its own file (sink_dense.c, sink_dist.c, sink_select.c,
+ * sink_powsum.c, sink_file.c); its device half is the same row of
+ * cuda/pack.cu's table.
  */
 #include "engine.h"
-#include "select.h"
-#include "file.h"
 
-void gc_sink_emit_dense(const gc_sink *s, const gc_tile *t);
-void gc_sink_emit_dist(const gc_sink *s, const gc_tile *t);
-void gc_powsum_tile(const gc_sink *s, const gc_tile *t, int slot);
-void gc_powsum_commit(const gc_sink *s, const gc_tile *t);
+extern const gc_sink_ops gc_sink_dense, gc_sink_dense_device, gc_sink_dist,
+    gc_sink_dist_device, gc_sink_select, gc_sink_powsum, gc_sink_file;
+
+const gc_sink_ops *const gc_sink_table[SINK_COUNT] = {
+    [SINK_DENSE] = &gc_sink_dense,
+    [SINK_DIST] = &gc_sink_dist,
+    [SINK_SELECT] = &gc_sink_select,
+    [SINK_DIST_DEVICE] = &gc_sink_dist_device,
+    [SINK_DENSE_DEVICE] = &gc_sink_dense_device,
+    [SINK_POWSUM] = &gc_sink_powsum,
+    [SINK_FILE] = &gc_sink_file,
+};
 
 size_t gc_sink_len(const gc_sink *s)
 {
-    if (s->kind != SINK_DENSE && s->kind != SINK_DIST) return 0;
-    if (s->kind == SINK_DIST && s->win1)
-        return dist_offset(s->p, s->win1) - dist_offset(s->p, s->win0);
-    return s->kind == SINK_DIST ? dist_len(s->p) : s->p * s->q;
+    const gc_sink_ops *ops = gc_sink_ops_of(s);
+    return ops->len ? ops->len(s) : 0;
 }
 
 void gc_sink_begin(const gc_sink *s)
@@ -28,41 +33,27 @@ void gc_sink_begin(const gc_sink *s)
 
 void gc_sink_emit(const gc_sink *s, const gc_tile *t)
 {
-    if (s->kind == SINK_SELECT) gc_select_tile(s, t, gc_select_slot());
-    else if (s->kind == SINK_POWSUM) gc_powsum_tile(s, t, gc_select_slot());
-    else if (s->kind == SINK_DIST) gc_sink_emit_dist(s, t);
-    else if (s->kind == SINK_FILE)
-        gc_file_put(s->file, t->val, t->ld, t->is_float, t->scale, t->i0, t->ni, t->j0,
-                    t->nj, t->transposed, s->epilogue, s->beta);
-    else gc_sink_emit_dense(s, t);
+    const gc_sink_ops *ops = gc_sink_ops_of(s);
+    if (ops->emit) ops->emit(s, t);   /* the device-resident sinks: none */
 }
 
 void gc_sink_commit(const gc_sink *s, const gc_tile *t, size_t offset,
                     size_t count, int nthreads)
 {
-    if (s->kind == SINK_SELECT) gc_select_commit(s, t, nthreads);
-    else if (s->kind == SINK_POWSUM) gc_powsum_commit(s, t);
-    else if (s->kind == SINK_DIST_DEVICE || s->kind == SINK_DENSE_DEVICE)
-        return;   /* laid out on the device already */
-    else if (s->kind == SINK_FILE) {
-        /* whole columns, their epilogue applied on the device */
-        (void) nthreads;
-        if (s->p)
-            gc_file_put(s->file, t->val, s->p, t->is_float, t->scale, 0, s->p, offset / s->p,
-                        count / s->p, 0, EPI_IDENTITY, 1.0);
-    }
-    else if (s->kind == SINK_DIST && s->win1) {
-        /* the window's part of the staged range (both are runs of whole
-         * columns of the packed 'dist') */
-        size_t lo = dist_offset(s->p, s->win0), hi = dist_offset(s->p, s->win1);
-        size_t a = offset > lo ? offset : lo, b = offset + count < hi ? offset + count : hi;
-        size_t esz = t->is_float ? sizeof(float) : sizeof(double);
-        if (a < b)
-            gc_copy_out(s->out + (a - lo), (const char *) t->val + (a - offset) * esz, b - a,
-                        t->is_float, t->scale, nthreads);
-    }
-    else if (s->kind == SINK_DENSE && s->mul_row)
-        gc_copy_out_mul(s->out, t->val, offset, count, t->is_float, t->scale,
-                        s->ld ? s->ld : s->p, s->mul_row, s->mul_col, s->mul_round, nthreads);
-    else gc_copy_out(s->out + offset, t->val, count, t->is_float, t->scale, nthreads);
+    const gc_sink_ops *ops = gc_sink_ops_of(s);
+    if (ops->commit) ops->commit(s, t, offset, count, nthreads);
+}
+
+int gc_sink_fill_na(const gc_sink *s)
+{
+    const gc_sink_ops *ops = gc_sink_ops_of(s);
+    size_t len = gc_sink_len(s);
+    for (size_t k = 0; k < len; k++) s->out[k] = gpucor_na_real;
+    return ops->fill_na ? ops->fill_na(s) : GPUCOR_OK;
+}
+
+void gc_sink_finish(const gc_sink *s)
+{
+    const gc_sink_ops *ops = gc_sink_ops_of(s);
+    if (ops->finish) ops->finish(s);
 }

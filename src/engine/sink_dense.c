@@ -7,7 +7,12 @@
  */
 #include "engine.h"
 
-void gc_sink_emit_dense(const gc_sink *s, const gc_tile *t)
+static size_t dense_len(const gc_sink *s)
+{
+    return s->p * s->q;
+}
+
+static void dense_emit(const gc_sink *s, const gc_tile *t)
 {
     const double *v = (const double *) t->val;
     size_t ld = s->ld ? s->ld : s->p;
@@ -22,3 +27,22 @@ void gc_sink_emit_dense(const gc_sink *s, const gc_tile *t)
         }
     }
 }
+
+/* GPU commits: whole columns, the epilogue applied on the device; gpu_cov's
+ * spreads applied as they land */
+static void dense_commit(const gc_sink *s, const gc_tile *t, size_t offset, size_t count,
+                         int nthreads)
+{
+    if (s->mul_row)
+        gc_copy_out_mul(s->out, t->val, offset, count, t->is_float, t->scale,
+                        s->ld ? s->ld : s->p, s->mul_row, s->mul_col, s->mul_round, nthreads);
+    else gc_copy_out(s->out + offset, t->val, count, t->is_float, t->scale, nthreads);
+}
+
+const gc_sink_ops gc_sink_dense = {
+    .name = "dense", .len = dense_len, .emit = dense_emit, .commit = dense_commit,
+};
+
+/* SINK_DENSE_DEVICE: the matrix stays in device memory (cuda/pack.cu lays
+ * the panels out there); nothing reaches the host. */
+const gc_sink_ops gc_sink_dense_device = {.name = "dense on the device"};

@@ -670,3 +670,41 @@ int gc_file_virtual(const char *path, const char *name, size_t p, size_t q, int 
 }
 
 #endif
+
+/* ---- the row of gc_sink_table ------------------------------------------- */
+static void file_emit(const gc_sink *s, const gc_tile *t)
+{
+    gc_file_put(s->file, t->val, t->ld, t->is_float, t->scale, t->i0, t->ni, t->j0, t->nj,
+                t->transposed, s->epilogue, s->beta);
+}
+
+/* GPU commits: whole columns, their epilogue applied on the device */
+static void file_commit(const gc_sink *s, const gc_tile *t, size_t offset, size_t count,
+                        int nthreads)
+{
+    (void) nthreads;
+    if (s->p)
+        gc_file_put(s->file, t->val, s->p, t->is_float, t->scale, 0, s->p, offset / s->p,
+                    count / s->p, 0, EPI_IDENTITY, 1.0);
+}
+
+/* NA columns through the bands, as the tiles would come */
+static int file_fill_na(const gc_sink *s)
+{
+    if (!s->p) return GPUCOR_OK;
+    double *col = malloc(s->p * sizeof(double));
+    if (!col) return GPUCOR_ERR_ALLOC;
+    for (size_t i = 0; i < s->p; i++) col[i] = gpucor_na_real;
+    for (size_t j = 0; j < s->q; j++) {
+        gc_tile t = {.i0 = 0, .ni = s->p, .j0 = j, .nj = 1, .val = col, .ld = s->p,
+                     .scale = 1.0};
+        file_emit(s, &t);
+    }
+    free(col);
+    return GPUCOR_OK;
+}
+
+const gc_sink_ops gc_sink_file = {
+    .name = "file", .needs = GC_SINK_BOTH_HALVES, .emit = file_emit, .commit = file_commit,
+    .fill_na = file_fill_na,
+};

@@ -3,9 +3,10 @@
  * the sums of the powers of the adjacency over the other rows.  CPU tiles
  * of the symmetric result hold the pairs j <= i: a pair i > j adds to the
  * sums of both i and j, in the calling thread's slot.  A GPU panel of whole
- * columns arrives already summed (cuda/reduce.cu: npow sums per column).
+ * columns arrives already summed (cuda/pack.cu: npow sums per column).
  */
 #include "engine.h"
+#include "select.h"   /* gc_select_slot */
 
 /* The powers of a (a^w[0], a^w[1], ...) as pickSoftThreshold() makes
  * them, into acc[0 .. npow). */
@@ -19,8 +20,9 @@ static inline void add_powers(const gc_powsum *ps, double a, double *acc)
     }
 }
 
-void gc_powsum_tile(const gc_sink *s, const gc_tile *t, int slot)
+static void powsum_emit(const gc_sink *s, const gc_tile *t)
 {
+    int slot = gc_select_slot();
     const gc_powsum *ps = s->pow;
     const double *v = (const double *) t->val;
     double *acc = ps->slot + (size_t) slot * s->p * ps->npow;
@@ -37,8 +39,12 @@ void gc_powsum_tile(const gc_sink *s, const gc_tile *t, int slot)
     }
 }
 
-void gc_powsum_commit(const gc_sink *s, const gc_tile *t)
+static void powsum_commit(const gc_sink *s, const gc_tile *t, size_t offset, size_t count,
+                          int nthreads)
 {
+    (void) offset;
+    (void) count;
+    (void) nthreads;
     const gc_powsum *ps = s->pow;
     const double *v = (const double *) t->val;   /* npow sums per column */
     for (size_t b = 0; b < t->nj; b++)
@@ -47,7 +53,7 @@ void gc_powsum_commit(const gc_sink *s, const gc_tile *t)
 }
 
 /* The CPU's slots, added up into k (p x npow). */
-void gc_powsum_finish(const gc_sink *s)
+static void powsum_finish(const gc_sink *s)
 {
     const gc_powsum *ps = s->pow;
     for (size_t i = 0; i < s->p; i++)
@@ -58,3 +64,8 @@ void gc_powsum_finish(const gc_sink *s)
             ps->k[i + (size_t) k * s->p] = sum;
         }
 }
+
+const gc_sink_ops gc_sink_powsum = {
+    .name = "sums of powers", .emit = powsum_emit, .commit = powsum_commit,
+    .finish = powsum_finish,
+};

@@ -166,7 +166,7 @@ int gc_select_push(gc_select *s, int slot, double v, size_t i, size_t j)
     return push(s, slot, v, i, j);
 }
 
-void gc_select_tile(const gc_sink *sink, const gc_tile *t, int slot)
+static void select_tile(const gc_sink *sink, const gc_tile *t, int slot)
 {
     gc_select *s = sink->sel;
     int hist = s->mode & SEL_HIST, coll = s->mode & SEL_COLLECT,
@@ -215,8 +215,18 @@ void gc_select_tile(const gc_sink *sink, const gc_tile *t, int slot)
     s->valid[slot] += valid;
 }
 
-void gc_select_commit(const gc_sink *sink, const gc_tile *t, int nthreads)
+static void select_emit(const gc_sink *sink, const gc_tile *t)
 {
+    select_tile(sink, t, gc_select_slot());
+}
+
+/* A staged GPU panel: what the device half made of it (records, a
+ * histogram, each column's best), or its values, over the columns */
+static void select_commit(const gc_sink *sink, const gc_tile *t, size_t offset, size_t count,
+                          int nthreads)
+{
+    (void) offset;
+    (void) count;
     gc_select *s = sink->sel;
     const gc_pair *r = (const gc_pair *) t->val;
     if (t->rec == TILE_PAIRS) {
@@ -257,9 +267,13 @@ void gc_select_commit(const gc_sink *sink, const gc_tile *t, int nthreads)
         c.j0 = t->j0 + b;
         c.nj = 1;
         c.val = (const char *) t->val + b * t->ld * esz;
-        gc_select_tile(sink, &c, gc_select_slot());
+        select_tile(sink, &c, gc_select_slot());
     }
 }
+
+const gc_sink_ops gc_sink_select = {
+    .name = "select", .emit = select_emit, .commit = select_commit,
+};
 
 static int hent_cmp(const void *a, const void *b)
 {
