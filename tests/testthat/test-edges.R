@@ -207,12 +207,13 @@ test_that("edges survive small tiles and panels, and single precision is close",
   d <- all_pairs(x, NULL, "pearson", "everything", "gpu")
   want <- edges_ref(d, TRUE, threshold = 0.3)
   got <- gpu_cor_edges(x, threshold = 0.3, backend = "gpu", precision = "single")
-  # float values can move a pair across the threshold only within 1e-5 of it
-  near <- abs(abs(d$cor) - 0.3) < 1e-5
-  expect_identical(paste(got$row, got$col),
-                   paste(want$row, want$col)[!near[match(paste(want$row, want$col),
-                                                         paste(d$row, d$col))]])
-  expect_equal(got$cor, want$cor, tolerance = 1e-5)
+  # float values can move a pair across the threshold only within 1e-5 of
+  # it: such pairs may be on either side, and are left out of both
+  near <- paste(d$row, d$col)[abs(abs(d$cor) - 0.3) < 1e-5]
+  gk <- paste(got$row, got$col)
+  wk <- paste(want$row, want$col)
+  expect_identical(gk[!gk %in% near], wk[!wk %in% near], info = info)
+  expect_equal(got$cor[!gk %in% near], want$cor[!wk %in% near], tolerance = 1e-5, info = info)
 })
 
 test_that("edge cases: nothing passes, everything passes, k beyond ncol, NA columns", {
