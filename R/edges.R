@@ -142,24 +142,25 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
   if (backend == "gpu") on.exit(if (!done) .gpu_forget())
   t0 <- proc.time()[["elapsed"]]
   crit$p_value <- p_value
-  # with BPPARAM each of the driver's passes is made by the workers, each
-  # over its share of the columns (network.c)
+  opts <- .engine_opts(backend, precision, verbose, devices)
   npass <- 0L
-  pass <- if (!is.null(BPPARAM)) {
+  r <- if (is.null(BPPARAM)) {
+    .Call(C_gpucor_edges, x, y, method, inp$use, inp$rows, opts, crit)
+  } else {
+    # each of the driver's passes is made by the workers, each over its
+    # share of the columns (network.c)
     .bp_gpu_check(BPPARAM, backend)
     jobs <- .bp_shares(q, BPPARAM, devices)
     # the input's file (workers on this machine) once for every pass
     sent <- .bp_ship(list(x = x, y = y), BPPARAM)
     on.exit(.bp_unlink(sent), add = TRUE)
-    function(spec) {
+    .edges_steps(x, y, method, inp$use, inp$rows, opts, crit, function(spec) {
       npass <<- npass + 1L
       .bp_share_run(jobs, .bp_edges_part, BPPARAM, x = sent$x, y = sent$y, method = method,
                     use = inp$use, rows = inp$rows, backend = backend,
                     precision = precision, crit = crit, spec = spec)
-    }
+    })
   }
-  r <- .Call(C_gpucor_edges, x, y, method, inp$use, inp$rows,
-             .engine_opts(backend, precision, verbose, devices), crit, pass)
   done <- TRUE
   if (verbose && !is.null(BPPARAM))
     .bp_report("gpu_cor_edges", npass, jobs, backend, BPPARAM,
@@ -178,7 +179,17 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
   out
 }
 
-# One pass (spec: network.c) over a worker's ranges of columns.
+# The edges driver's steps (network.c), each pass made by run_pass(spec),
+# which returns the parts of the workers that made it.
+.edges_steps <- function(x, y, method, use, rows, opts, crit, run_pass) {
+  st <- .Call(C_gpucor_edges_begin, x, y, method, use, rows, opts, crit)
+  on.exit(.Call(C_gpucor_edges_end, st))
+  while (!is.null(spec <- .Call(C_gpucor_edges_next, st)))
+    .Call(C_gpucor_edges_absorb, st, run_pass(spec))
+  .Call(C_gpucor_edges_finish, st)
+}
+
+# One pass (spec: gpucor_edges_next's list) over a worker's ranges of columns.
 .bp_edges_part <- function(ranges, device, x, y, method, use, rows, backend, precision,
                            crit, spec)
   .Call(C_gpucor_edges_pass, x, y, method, use, rows,

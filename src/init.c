@@ -22,7 +22,13 @@ SEXP gpucor_sparse_cor(SEXP colptr, SEXP rowind, SEXP val, SEXP nrow, SEXP spear
 SEXP gpucor_progress_new(SEXP show);
 SEXP gpucor_progress_step(SEXP st, SEXP frac);
 SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
-                  SEXP crit, SEXP pass);
+                  SEXP crit);
+SEXP gpucor_edges_begin(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
+                        SEXP crit);
+SEXP gpucor_edges_next(SEXP ptr);
+SEXP gpucor_edges_absorb(SEXP ptr, SEXP parts);
+SEXP gpucor_edges_finish(SEXP ptr);
+SEXP gpucor_edges_end(SEXP ptr);
 SEXP gpucor_edges_pass(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
                        SEXP crit, SEXP spec);
 SEXP gpucor_apsp(SEXP w, SEXP size, SEXP weights, SEXP threshold, SEXP directed,
@@ -81,7 +87,12 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_dist, 5),
     CALLDEF(gpucor_progress_new, 1),
     CALLDEF(gpucor_progress_step, 2),
-    CALLDEF(gpucor_edges, 8),
+    CALLDEF(gpucor_edges, 7),
+    CALLDEF(gpucor_edges_begin, 7),
+    CALLDEF(gpucor_edges_next, 1),
+    CALLDEF(gpucor_edges_absorb, 2),
+    CALLDEF(gpucor_edges_finish, 1),
+    CALLDEF(gpucor_edges_end, 1),
     CALLDEF(gpucor_edges_pass, 8),
     CALLDEF(gpucor_knn, 7),
     CALLDEF(gpucor_apsp, 7),

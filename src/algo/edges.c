@@ -282,8 +282,15 @@ static double pair_p(const gc_edges_job *job, const cand *c)
 }
 
 /* ---- the driver's state, and its phases ---------------------------------- */
-typedef struct {
+enum { STEP_CUT = 0, STEP_COLLECT = 1, STEP_DONE = 2 };
+
+struct gc_edges {
     const gc_edges_job *job;
+    int step;                /* STEP_*: the pass to make next */
+    uint64_t prefix;         /* STEP_CUT: the bin being refined */
+    int bits, first;
+    double t0;               /* the stage clock */
+    double stage[8];         /* gc_edges_out.stage, as the steps go */
     gc_select s;
     gc_sink sink;
     candvec cv;
@@ -299,7 +306,8 @@ typedef struct {
     uint64_t bin_limit;      /* a bin with more pairs is refined */
     char *msg;
     size_t msgcap;
-} edges_run;
+};
+typedef gc_edges edges_run;
 
 static int oom(edges_run *e)
 {
@@ -307,78 +315,73 @@ static int oom(edges_run *e)
     return GPUCOR_ERR_ALLOC;
 }
 
-/* One pass of the engine over every pair into the selecting sink. */
-static int pass(edges_run *e)
+/* 1. The cut: histogram passes, each refining the bin that holds it,
+ * until s.lower is the key above which every pair is a candidate.  The
+ * pass's histogram: either the next bin to refine (the step stays), or the
+ * cut (and the collecting step next). */
+static void cut_pass(edges_run *e)
 {
-    gc_select_reset(&e->s);
-    int status = e->job->run(e->job->run_ctx, &e->sink, e->msg, e->msgcap);
-    if (status == GPUCOR_OK && e->s.failed) status = oom(e);
-    return status;
+    gc_select *s = &e->s;
+    s->mode = SEL_HIST;
+    s->prefix = e->prefix;
+    s->prefix_bits = e->bits;
 }
 
-/* 1. The cut: histogram passes, each refining the bin that holds it,
- * until s.lower is the key above which every pair is a candidate. */
-static int find_cut(edges_run *e, double *npasses)
+static void cut_found(edges_run *e)
 {
     const gc_edges_job *job = e->job;
     gc_select *s = &e->s;
     uint64_t *h = e->h;
-    uint64_t prefix = 0, above, valid;
-    int bits = 0, first = 1, top;
-    for (;;) {
-        s->mode = SEL_HIST;
-        s->prefix = prefix;
-        s->prefix_bits = bits;
-        int status = pass(e);
-        if (status != GPUCOR_OK) return status;
-        *npasses += 1;
-        gc_select_sum(s, h, &above, &valid);
-        if (first) e->M = (double) valid;
-        first = 0;
-        long b = -1;
-        if (job->fdr > 0) {
-            /* the weakest bin that may hold a rank <= K */
-            uint64_t C = above;
-            for (size_t k = 0; k < SEL_NBINS; k++) C += h[k];
-            for (size_t k = 0; k < SEL_NBINS; k++) {
-                if (h[k]) {
-                    uint64_t u = bin_edge(prefix, bits, k + 1, &top);
-                    double bound = e->M / (double) C * p_below_edge(job, u, top);
-                    if (bound <= job->fdr * (1 + 1e-7)) { b = (long) k; break; }
-                }
-                C -= h[k];
+    uint64_t prefix = e->prefix, above, valid;
+    int bits = e->bits, top;
+    e->stage[6] += 1;
+    gc_select_sum(s, h, &above, &valid);
+    if (e->first) e->M = (double) valid;
+    e->first = 0;
+    e->step = STEP_COLLECT;
+    long b = -1;
+    if (job->fdr > 0) {
+        /* the weakest bin that may hold a rank <= K */
+        uint64_t C = above;
+        for (size_t k = 0; k < SEL_NBINS; k++) C += h[k];
+        for (size_t k = 0; k < SEL_NBINS; k++) {
+            if (h[k]) {
+                uint64_t u = bin_edge(prefix, bits, k + 1, &top);
+                double bound = e->M / (double) C * p_below_edge(job, u, top);
+                if (bound <= job->fdr * (1 + 1e-7)) { b = (long) k; break; }
             }
-            if (b < 0) {
-                /* none here: the kept ranks, if any, are above this
-                 * range (a bin refined because its bound allowed it) */
-                s->lower = bin_edge(prefix, bits, SEL_NBINS, &top);
-                if (bits == 0 || top) e->none = 1;
-                e->expect = above;
-                return GPUCOR_OK;
-            }
-        } else {
-            /* the bin of the D-th strongest pair */
-            uint64_t cum = above;
-            for (long k = (long) SEL_NBINS - 1; k >= 0; k--) {
-                if ((double) (cum + h[k]) >= e->D) { b = k; break; }
-                cum += h[k];
-            }
-            if (b < 0) {
-                s->lower = bits ? prefix << (64 - bits) : 0;
-                e->expect = cum;
-                return GPUCOR_OK;
-            }
+            C -= h[k];
         }
-        if (h[b] > e->bin_limit && bits + SEL_BIN_BITS < 64) {
-            prefix = (prefix << SEL_BIN_BITS) | (uint64_t) b;
-            bits += SEL_BIN_BITS;
-            continue;
+        if (b < 0) {
+            /* none here: the kept ranks, if any, are above this range (a
+             * bin refined because its bound allowed it) */
+            s->lower = bin_edge(prefix, bits, SEL_NBINS, &top);
+            if (bits == 0 || top) e->none = 1;
+            e->expect = above;
+            return;
         }
-        s->lower = bin_edge(prefix, bits, (size_t) b, &top);
-        e->expect = above;
-        for (size_t k = (size_t) b; k < SEL_NBINS; k++) e->expect += h[k];
-        return GPUCOR_OK;
+    } else {
+        /* the bin of the D-th strongest pair */
+        uint64_t cum = above;
+        for (long k = (long) SEL_NBINS - 1; k >= 0; k--) {
+            if ((double) (cum + h[k]) >= e->D) { b = k; break; }
+            cum += h[k];
+        }
+        if (b < 0) {
+            s->lower = bits ? prefix << (64 - bits) : 0;
+            e->expect = cum;
+            return;
+        }
     }
+    if (h[b] > e->bin_limit && bits + SEL_BIN_BITS < 64) {
+        e->prefix = (prefix << SEL_BIN_BITS) | (uint64_t) b;
+        e->bits = bits + SEL_BIN_BITS;
+        e->step = STEP_CUT;
+        return;
+    }
+    s->lower = bin_edge(prefix, bits, (size_t) b, &top);
+    e->expect = above;
+    for (size_t k = (size_t) b; k < SEL_NBINS; k++) e->expect += h[k];
 }
 
 /* The heaps' pairs as candidates, each pair once. */
@@ -441,7 +444,7 @@ static int from_slots(edges_run *e)
 
 /* 2. The candidates: one pass collecting the pairs above the cut (or the
  * threshold), or keeping each variable's top k in heaps. */
-static int collect(edges_run *e)
+static int collect_pass(edges_run *e)
 {
     const gc_edges_job *job = e->job;
     gc_select *s = &e->s;
@@ -456,7 +459,7 @@ static int collect(edges_run *e)
         s->mode = SEL_COLLECT;
         s->lower = sel_code(job->thr);
     }
-    return pass(e);
+    return GPUCOR_OK;
 }
 
 /* The FDR cut on the candidates' exact p-values: the ranks <= K, with
@@ -572,77 +575,135 @@ static int result(edges_run *e, size_t n, gc_edges_out *out)
     return GPUCOR_OK;
 }
 
-int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
-                 size_t msgcap)
+#define STAGE(e, k) do { double t1_ = now(); (e)->stage[k] += t1_ - (e)->t0; (e)->t0 = t1_; } while (0)
+
+void gc_edges_end(gc_edges *e)
 {
-    edges_run e;
-    memset(&e, 0, sizeof e);
-    memset(out, 0, sizeof *out);
-    e.job = job;
-    e.msg = msg;
-    e.msgcap = msgcap;
-    e.s.symmetric = job->symmetric;
-    e.s.p = job->p;
-    e.s.q = job->q;
-    e.s.strength = job->strength;
-    e.s.pvalue = job->pvalue;
-    e.s.pctx = job->pctx;
-    e.cut = job->fdr > 0 || job->density > 0;
-    e.heaps = job->top_k > 0 && !e.cut;
-    e.s.k = e.heaps ? job->top_k : 0;
-    e.s.key = job->fdr > 0 ? (job->common_n ? KEY_ABS : KEY_PVALUE) : KEY_STRENGTH;
-    e.sink = (gc_sink) {.kind = SINK_SELECT, .p = job->p, .q = job->q, .sel = &e.s};
+    if (!e) return;
+    free(e->h);
+    free(e->cv.c);
+    sorter_free(&e->so);
+    gc_select_free(&e->s);
+    free(e);
+}
+
+int gc_edges_begin(const gc_edges_job *job, gc_edges **ep, char *msg, size_t msgcap)
+{
+    edges_run *e = calloc(1, sizeof *e);
+    *ep = e;
+    if (!e) {
+        snprintf(msg, msgcap, "out of host memory");
+        return GPUCOR_ERR_ALLOC;
+    }
+    e->job = job;
+    e->s.symmetric = job->symmetric;
+    e->s.p = job->p;
+    e->s.q = job->q;
+    e->s.strength = job->strength;
+    e->s.pvalue = job->pvalue;
+    e->s.pctx = job->pctx;
+    e->cut = job->fdr > 0 || job->density > 0;
+    e->heaps = job->top_k > 0 && !e->cut;
+    e->s.k = e->heaps ? job->top_k : 0;
+    e->s.key = job->fdr > 0 ? (job->common_n ? KEY_ABS : KEY_PVALUE) : KEY_STRENGTH;
+    e->sink = (gc_sink) {.kind = SINK_SELECT, .p = job->p, .q = job->q, .sel = &e->s};
     /* tests: refine with small bins too (GPUCOR_TEST_BIN_LIMIT=n) */
-    e.bin_limit = GC_EDGES_BIN_LIMIT;
+    e->bin_limit = GC_EDGES_BIN_LIMIT;
     const char *env = getenv("GPUCOR_TEST_BIN_LIMIT");
-    if (env && *env) e.bin_limit = (uint64_t) strtoull(env, NULL, 10);
-    e.nt = job->nslots > 0 ? job->nslots : 1;
-    e.so.nthreads = e.nt;
+    if (env && *env) e->bin_limit = (uint64_t) strtoull(env, NULL, 10);
+    e->nt = job->nslots > 0 ? job->nslots : 1;
+    e->so.nthreads = e->nt;
+    e->first = 1;
+    e->t0 = now();
     double mall = job->symmetric ? (double) job->p * ((double) job->p - 1) / 2
                                  : (double) job->p * (double) job->q;
-    double t0 = now(), t1;
-#define STAGE(k) (t1 = now(), out->stage[k] += t1 - t0, t0 = t1)
-
-    int status = GPUCOR_OK;
-    size_t n = 0;
-    if (gc_select_alloc(&e.s, job->nslots, e.cut) ||
-        (e.cut && !(e.h = malloc(SEL_NBINS * sizeof *e.h)))) {
-        status = GPUCOR_ERR_ALLOC;
+    if (gc_select_alloc(&e->s, job->nslots, e->cut) ||
+        (e->cut && !(e->h = malloc(SEL_NBINS * sizeof *e->h)))) {
         snprintf(msg, msgcap, "out of host memory");
-        goto cleanup;
+        return GPUCOR_ERR_ALLOC;
     }
-    if (job->fdr > 0 && job->common_n && isnan(job->pabs(job->pctx, 0.5))) e.none = 1;
-    e.D = job->density > 0 ? nearbyint(job->density * mall) : 0;
-    if (job->density > 0 && e.D < 1) e.none = 1;
-    if (e.cut && !e.none && (status = find_cut(&e, &out->stage[6])) != GPUCOR_OK)
-        goto cleanup;
-    STAGE(0);
-    if (!e.none) {
-        if ((status = collect(&e)) != GPUCOR_OK) goto cleanup;
-        STAGE(1);
-        status = e.heaps ? from_heaps(&e) : from_slots(&e);
-        if (status != GPUCOR_OK) goto cleanup;
+    if (job->fdr > 0 && job->common_n && isnan(job->pabs(job->pctx, 0.5))) e->none = 1;
+    e->D = job->density > 0 ? nearbyint(job->density * mall) : 0;
+    if (job->density > 0 && e->D < 1) e->none = 1;
+    e->step = e->none ? STEP_DONE : e->cut ? STEP_CUT : STEP_COLLECT;
+    return GPUCOR_OK;
+}
+
+int gc_edges_next(gc_edges *e, const gc_sink **sink, char *msg, size_t msgcap)
+{
+    e->msg = msg;
+    e->msgcap = msgcap;
+    *sink = NULL;
+    if (e->step == STEP_DONE) return GPUCOR_OK;
+    if (e->step == STEP_CUT) {
+        cut_pass(e);
+    } else {
+        STAGE(e, 0);   /* the cut's passes */
+        int status = collect_pass(e);
+        if (status != GPUCOR_OK) return status;
     }
-    out->stage[7] = (double) e.cv.n;
-    STAGE(2);
+    gc_select_reset(&e->s);
+    *sink = &e->sink;
+    return GPUCOR_OK;
+}
+
+int gc_edges_absorb(gc_edges *e, char *msg, size_t msgcap)
+{
+    e->msg = msg;
+    e->msgcap = msgcap;
+    if (e->s.failed) return oom(e);
+    if (e->step == STEP_CUT) {
+        cut_found(e);
+        if (e->none) e->step = STEP_DONE;
+        return GPUCOR_OK;
+    }
+    STAGE(e, 1);
+    e->step = STEP_DONE;
+    return e->heaps ? from_heaps(e) : from_slots(e);
+}
+
+int gc_edges_finish(gc_edges *e, gc_edges_out *out, char *msg, size_t msgcap)
+{
+    const gc_edges_job *job = e->job;
+    size_t n = 0;
+    int status;
+    e->msg = msg;
+    e->msgcap = msgcap;
+    memset(out, 0, sizeof *out);
+    if (e->none) STAGE(e, 0);   /* no collecting pass: the cut's time */
+    e->stage[7] = (double) e->cv.n;
+    STAGE(e, 2);
     if (job->fdr > 0 || job->want_p) {
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(e.nt) schedule(dynamic, 4096)
+#pragma omp parallel for num_threads(e->nt) schedule(dynamic, 4096)
 #endif
-        for (size_t a = 0; a < e.cv.n; a++) e.cv.c[a].p = pair_p(job, &e.cv.c[a]);
+        for (size_t a = 0; a < e->cv.n; a++) e->cv.c[a].p = pair_p(job, &e->cv.c[a]);
     }
-    STAGE(3);
-    if ((status = decide(&e, &n)) != GPUCOR_OK) goto cleanup;
-    STAGE(4);
-    if ((status = result(&e, n, out)) != GPUCOR_OK) goto cleanup;
-    STAGE(5);
-cleanup:
-    free(e.h);
-    free(e.cv.c);
-    sorter_free(&e.so);
-    gc_select_free(&e.s);
-    return status;
+    STAGE(e, 3);
+    if ((status = decide(e, &n)) != GPUCOR_OK) return status;
+    STAGE(e, 4);
+    if ((status = result(e, n, out)) != GPUCOR_OK) return status;
+    STAGE(e, 5);
+    memcpy(out->stage, e->stage, sizeof out->stage);
+    return GPUCOR_OK;
+}
 #undef STAGE
+
+int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg, size_t msgcap)
+{
+    gc_edges *e = NULL;
+    const gc_sink *sink;
+    memset(out, 0, sizeof *out);
+    int status = gc_edges_begin(job, &e, msg, msgcap);
+    while (status == GPUCOR_OK) {
+        if ((status = gc_edges_next(e, &sink, msg, msgcap)) != GPUCOR_OK || !sink) break;
+        status = job->run(job->run_ctx, sink, msg, msgcap);
+        if (status == GPUCOR_OK) status = gc_edges_absorb(e, msg, msgcap);
+    }
+    if (status == GPUCOR_OK) status = gc_edges_finish(e, out, msg, msgcap);
+    if (status != GPUCOR_OK) gc_edges_free(out);
+    gc_edges_end(e);
+    return status;
 }
 
 void gc_edges_free(gc_edges_out *out)

@@ -57,6 +57,22 @@ typedef struct {
     double stage[8];
 } gc_edges_out;
 
+/* The driver as steps, for a caller that makes the passes itself (the
+ * workers of BiocParallel, R/edges.R): begin; while next gives a sink,
+ * make that pass over every pair into it (several shares' parts may be
+ * merged into its selection: engine/select.h), then absorb; finish; end.
+ * job->run is not called.  Every call returns a status and a message;
+ * gc_edges_end frees the driver at any point (NULL: nothing). */
+typedef struct gc_edges gc_edges;
+int gc_edges_begin(const gc_edges_job *job, gc_edges **e, char *msg, size_t msgcap);
+/* *sink: the selecting sink of the next pass, reset and described (its
+ * sel's mode, prefix, lower, k, threshold); NULL when no pass is left. */
+int gc_edges_next(gc_edges *e, const gc_sink **sink, char *msg, size_t msgcap);
+int gc_edges_absorb(gc_edges *e, char *msg, size_t msgcap);
+int gc_edges_finish(gc_edges *e, gc_edges_out *out, char *msg, size_t msgcap);
+void gc_edges_end(gc_edges *e);
+
+/* The steps with job->run making each pass. */
 int gc_edges_run(const gc_edges_job *job, gc_edges_out *out, char *msg,
                  size_t msgcap);
 void gc_edges_free(gc_edges_out *out);

@@ -257,14 +257,20 @@ test_that("a worker that fails: a clear error from the main process, nothing kep
                "the worker's own failure")
   crit2 <- list(threshold = NA_real_, top_k = 2, density = NA_real_, fdr = NA_real_,
                 absolute = TRUE, p_value = FALSE)
-  expect_error(.Call(gpucor:::C_gpucor_edges, x, NULL, "pearson", "everything", NULL,
-                     gpucor:::.engine_opts("cpu", "double"), crit2,
-                     function(spec) stop("no pass today")),
-               "a BiocParallel worker failed: no pass today", fixed = TRUE)
-  expect_error(.Call(gpucor:::C_gpucor_edges, x, NULL, "pearson", "everything", NULL,
-                     gpucor:::.engine_opts("cpu", "double"), crit2,
-                     function(spec) list(list(counts = 1))),
+  steps <- function(run_pass)
+    gpucor:::.edges_steps(x, NULL, "pearson", "everything", NULL,
+                          gpucor:::.engine_opts("cpu", "double"), crit2, run_pass)
+  expect_error(steps(function(spec) stop("no pass today")), "no pass today", fixed = TRUE)
+  expect_error(steps(function(spec) list(list(counts = 1))),
                "a worker's pass is malformed", fixed = TRUE)
+  expect_error(steps(function(spec) "no list"), "the workers' passes returned no list",
+               fixed = TRUE)
+  # the driver's state: freed once finished or failed, refused after
+  st <- .Call(gpucor:::C_gpucor_edges_begin, x, NULL, "pearson", "everything", NULL,
+              gpucor:::.engine_opts("cpu", "double"), crit2)
+  .Call(gpucor:::C_gpucor_edges_end, st)
+  expect_error(.Call(gpucor:::C_gpucor_edges_next, st), "no gpu_cor_edges() driver",
+               fixed = TRUE)
 })
 
 test_that("the engine's shares cover the result once: counts add up to every pair", {
@@ -272,7 +278,9 @@ test_that("the engine's shares cover the result once: counts add up to every pai
   crit <- list(threshold = NA_real_, top_k = NA_real_, density = NA_real_, fdr = 0.5,
                absolute = TRUE, p_value = FALSE)
   opts <- function(cols) gpucor:::.engine_opts("cpu", "double", cols = cols)
-  spec <- c(1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1)   # a histogram pass of |r|
+  # a histogram pass of |r|
+  spec <- list(mode = 1L, prefix = c(0, 0), bits = 0L, lower = c(0, 0), k = 0,
+               has_thr = FALSE, thr = 0, strength = 0L, key = 1L)
   for (tile in c(1L, 4L, 16L)) {
     old <- options(gpucor.cpu_tile = tile)
     # ranges in any order, several in one call
