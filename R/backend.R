@@ -171,10 +171,8 @@ NULL
 }
 
 # After a failed GPU call the device may be in an unusable (sticky) error
-# state: callers register this with on.exit() so that the cached answer of
-# gpu_available() is dropped and asked again next time.  (Not a wrapper
-# around the .Call: passing a large result through another closure makes R
-# copy it at the next attribute change.)
+# state: .engine_call() calls it when a GPU call fails, so that the cached
+# answer of gpu_available() is dropped and asked again next time.
 .gpu_forget <- function() .gpucor_state$available <- NULL
 
 # bench/gpu.R "crossover" on an H100 with 16 cores (2026-11-22): once the

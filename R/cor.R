@@ -165,33 +165,27 @@ gpu_cor <- function(x, y = NULL, use = "everything",
   backend <- .cor_backend(backend, ncol(x), if (!is.null(y)) ncol(y), nobs, method,
                           pairwise_na)
 
-  done <- FALSE
-  if (backend == "gpu") on.exit(if (!done) .gpu_forget())
-  t0 <- proc.time()[["elapsed"]]
   if (!is.null(output) && !is.null(BPPARAM) && q > 0L) {
     # each worker writes its columns to files of its own (R/hdf5.R)
     .bp_gpu_check(BPPARAM, backend)
     jobs <- .bp_shares(q, BPPARAM, devices)
-    flags <- .bp_hdf5(output, ncol(x), q, jobs, BPPARAM, .bp_cor_file_part, x = x, y = y,
-                      method = method, use = use_name, rows = rows, backend = backend,
-                      precision = precision)
-    done <- TRUE
-    if (verbose)
-      .bp_report("gpu_cor", 1L, jobs, backend, BPPARAM, proc.time()[["elapsed"]] - t0)
+    flags <- .engine_call(
+      .bp_hdf5(output, ncol(x), q, jobs, BPPARAM, .bp_cor_file_part, x = x, y = y,
+               method = method, use = use_name, rows = rows, backend = backend,
+               precision = precision),
+      "gpu_cor", backend, verbose = verbose,
+      report = function(s, th) .bp_report("gpu_cor", 1L, jobs, backend, BPPARAM, s))
     r <- .hdf5_result(output, if (!is.null(cx) || !is.null(cy)) list(cx, cy),
                       attr(flags, "parts"))
     if (flags[["sd0"]]) warning("the standard deviation is zero")
     return(r)
   }
-  r <- .Call(C_gpucor_cor, x, y, method, use_name, rows,
-             .engine_opts(backend, precision, verbose, devices, mul = .cov_mul$spreads),
-             if (!is.null(output)) .hdf5_spec(output, ncol(x), q))
-  done <- TRUE
-  if (verbose) {
-    .engine_report("gpu_cor", attr(r, "threads"), precision, proc.time()[["elapsed"]] - t0,
-                   devices)
-    if (!.opt("gpucor.profile")) attr(r, "threads") <- attr(r, "timing") <- NULL
-  }
+  r <- .engine_call(
+    .Call(C_gpucor_cor, x, y, method, use_name, rows,
+          .engine_opts(backend, precision, verbose, devices, mul = .cov_mul$spreads),
+          if (!is.null(output)) .hdf5_spec(output, ncol(x), q)),
+    "gpu_cor", backend, precision, devices, verbose)
+  if (verbose && !.opt("gpucor.profile")) attr(r, "threads") <- attr(r, "timing") <- NULL
   sd0 <- isTRUE(attr(r, "sd0"))
   attr(r, "sd0") <- NULL
   if (!is.null(output)) {

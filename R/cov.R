@@ -131,12 +131,10 @@ gpu_cov <- function(x, y = NULL, use = "everything",
 .cov_pairwise <- function(inp, verbose, devices) {
   X <- inp$x
   Y <- inp$y
-  t0 <- proc.time()[["elapsed"]]
-  r <- .Call(C_gpucor_cor, X, Y, "covariance", inp$use, NULL,
-             .engine_opts("cpu", "double", verbose, devices, fun = "gpu_cov"), NULL)
-  if (verbose)
-    .engine_report("gpu_cov", attr(r, "threads"), "double", proc.time()[["elapsed"]] - t0,
-                   devices)
+  r <- .engine_call(.Call(C_gpucor_cor, X, Y, "covariance", inp$use, NULL,
+                          .engine_opts("cpu", "double", verbose, devices, fun = "gpu_cov"),
+                          NULL),
+                    "gpu_cov", "cpu", "double", devices, verbose)
   attributes(r) <- list(dim = dim(r))
   Yo <- if (is.null(Y)) X else Y
   # the pairs of complete columns: r s_i s_j in place, as in gpu_cov(); a

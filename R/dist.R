@@ -166,16 +166,9 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
 # "threads"), on the backend chosen; with 'file' (.hdf5_spec()) the full
 # matrix goes there instead, and TRUE with those attributes comes back.
 .dist_run <- function(x, m, p, backend, precision, devices, verbose, file = NULL) {
-  done <- FALSE
-  if (backend == "gpu") on.exit(if (!done) .gpu_forget())
-  t0 <- proc.time()[["elapsed"]]
-  d <- .Call(C_gpucor_dist, x, m, as.double(p), .engine_opts(backend, precision, verbose, devices),
-             file)
-  done <- TRUE
-  if (verbose)
-    .engine_report("gpu_dist", attr(d, "threads"), precision, proc.time()[["elapsed"]] - t0,
-                   devices)
-  d
+  .engine_call(.Call(C_gpucor_dist, x, m, as.double(p),
+                     .engine_opts(backend, precision, verbose, devices), file),
+               "gpu_dist", backend, precision, devices, verbose)
 }
 
 # gpu_dist(BPPARAM =): the 'dist' of x (a double matrix of at least two
@@ -184,14 +177,12 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
 # attributes "sd0" and "nonfinite" of any part.
 .bp_dist <- function(x, m, p, backend, precision, devices, verbose, BPPARAM) {
   .bp_gpu_check(BPPARAM, backend)
-  t0 <- proc.time()[["elapsed"]]
   jobs <- .bp_shares(nrow(x), BPPARAM, devices)
-  d <- .bp_share_run(jobs, .bp_dist_part, BPPARAM, x = x, m = m, p = as.double(p),
-                     backend = backend, precision = precision,
-                     .join = function(parts) .bp_dist_join(parts, jobs, nrow(x)))
-  if (verbose)
-    .bp_report("gpu_dist", 1L, jobs, backend, BPPARAM, proc.time()[["elapsed"]] - t0)
-  d
+  .engine_call(.bp_share_run(jobs, .bp_dist_part, BPPARAM, x = x, m = m, p = as.double(p),
+                             backend = backend, precision = precision,
+                             .join = function(parts) .bp_dist_join(parts, jobs, nrow(x))),
+               "gpu_dist", backend, verbose = verbose,
+               report = function(s, th) .bp_report("gpu_dist", 1L, jobs, backend, BPPARAM, s))
 }
 
 # The workers' parts (.bp_dist_part(), for jobs) put together: the packed
@@ -231,13 +222,13 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
   if (!is.null(BPPARAM) && n > 0L) {
     # each worker writes its columns to files of its own (R/hdf5.R)
     .bp_gpu_check(BPPARAM, backend)
-    t0 <- proc.time()[["elapsed"]]
     jobs <- .bp_shares(n, BPPARAM, devices)
-    flags <- .bp_hdf5(output, n, n, jobs, BPPARAM, .bp_dist_file_part, x = x, m = m,
-                      p = as.double(p), backend = backend, precision = precision)
+    flags <- .engine_call(
+      .bp_hdf5(output, n, n, jobs, BPPARAM, .bp_dist_file_part, x = x, m = m,
+               p = as.double(p), backend = backend, precision = precision),
+      "gpu_dist", backend, verbose = verbose,
+      report = function(s, th) .bp_report("gpu_dist", 1L, jobs, backend, BPPARAM, s))
     parts <- attr(flags, "parts")
-    if (verbose)
-      .bp_report("gpu_dist", 1L, jobs, backend, BPPARAM, proc.time()[["elapsed"]] - t0)
   } else {
     d <- .dist_run(x, m, p, backend, precision, devices, verbose,
                    .hdf5_spec(output, n, n))

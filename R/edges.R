@@ -138,13 +138,10 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
   backend <- .resolve_backend(
     backend, work = as.double(ncol(x)) * (if (is.null(y)) ncol(x) / 2 else q) *
       inp$nobs * .cpu_cost(method, pairwise_na))
-  done <- FALSE
-  if (backend == "gpu") on.exit(if (!done) .gpu_forget())
-  t0 <- proc.time()[["elapsed"]]
   crit$p_value <- p_value
   opts <- .engine_opts(backend, precision, verbose, devices)
   npass <- 0L
-  r <- if (is.null(BPPARAM)) {
+  r <- .engine_call(if (is.null(BPPARAM)) {
     .Call(C_gpucor_edges, x, y, method, inp$use, inp$rows, opts, crit)
   } else {
     # each of the driver's passes is made by the workers, each over its
@@ -160,14 +157,9 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
                     use = inp$use, rows = inp$rows, backend = backend,
                     precision = precision, crit = crit, spec = spec)
     })
-  }
-  done <- TRUE
-  if (verbose && !is.null(BPPARAM))
-    .bp_report("gpu_cor_edges", npass, jobs, backend, BPPARAM,
-               proc.time()[["elapsed"]] - t0)
-  else if (verbose)
-    .engine_report("gpu_cor_edges", attr(r, "threads"), precision,
-                   proc.time()[["elapsed"]] - t0, devices)
+  }, "gpu_cor_edges", backend, precision, devices, verbose,
+  report = if (!is.null(BPPARAM))
+    function(s, th) .bp_report("gpu_cor_edges", npass, jobs, backend, BPPARAM, s))
   if (isTRUE(attr(r, "sd0"))) warning("the standard deviation is zero")
   out <- .edges_result(r, inp$cx, inp$cy, is.null(y), ncol(x), q, format)
   if (.opt("gpucor.profile")) {
@@ -297,29 +289,22 @@ gpu_knn <- function(x, k, method = c("euclidean", "manhattan", "maximum", "canbe
   .memory_guard(8 * 2 * as.double(nrow(x)) * (ncol(x) + 4 + 2 * k),
                 "gpu_knn(): the engine's copy of the input and the neighbours", "")
   backend <- .dist_backend(backend, x, m)
-  done <- FALSE
-  if (backend == "gpu") on.exit(if (!done) .gpu_forget())
-  t0 <- proc.time()[["elapsed"]]
   anyna <- !m %in% .stats_dist_methods && anyNA(x)
   # with BPPARAM the workers find each row's nearest among their shares of
   # the columns, and these are merged here
-  parts <- NULL
-  if (!is.null(BPPARAM) && nrow(x) > 1L && ncol(x) > 0L) {
+  bp <- !is.null(BPPARAM) && nrow(x) > 1L && ncol(x) > 0L
+  if (bp) {
     .bp_gpu_check(BPPARAM, backend)
     jobs <- .bp_shares(nrow(x), BPPARAM, devices)
-    parts <- .bp_share_run(jobs, .bp_knn_part, BPPARAM, x = x, m = m, p = as.double(p),
-                           k = as.double(k), anyna = anyna, backend = backend,
-                           precision = precision)
   }
-  r <- .Call(C_gpucor_knn, x, m, as.double(p), as.double(k), anyna,
-             .engine_opts(backend, precision, verbose, devices), parts)
-  done <- TRUE
-  if (verbose && !is.null(parts))
-    .bp_report("gpu_knn", 1L, jobs, backend, BPPARAM,
-               proc.time()[["elapsed"]] - t0)
-  else if (verbose)
-    .engine_report("gpu_knn", attr(r, "threads"), precision, proc.time()[["elapsed"]] - t0,
-                   devices)
+  r <- .engine_call({
+    parts <- if (bp)
+      .bp_share_run(jobs, .bp_knn_part, BPPARAM, x = x, m = m, p = as.double(p),
+                    k = as.double(k), anyna = anyna, backend = backend, precision = precision)
+    .Call(C_gpucor_knn, x, m, as.double(p), as.double(k), anyna,
+          .engine_opts(backend, precision, verbose, devices), parts)
+  }, "gpu_knn", backend, precision, devices, verbose,
+  report = if (bp) function(s, th) .bp_report("gpu_knn", 1L, jobs, backend, BPPARAM, s))
   if (isTRUE(attr(r, "nonfinite"))) warning("treating non-finite values as NA")
   if (isTRUE(attr(r, "sd0"))) warning("the standard deviation is zero")
   out <- list(index = r[[1L]], distance = r[[2L]])

@@ -165,17 +165,11 @@ gpu_hclust <- function(d = NULL, x = NULL,
     inplace <- TRUE
   }
   run_backend <- if (reducible) backend else "cpu"
-  done <- FALSE
-  if (run_backend == "gpu") on.exit(if (!done) .gpu_forget())
-  t0 <- proc.time()[["elapsed"]]
-  r <- .Call(C_gpucor_hclust, data, n, method, members,
-             if (!is.null(x)) m, as.double(pw),
-             .engine_opts(run_backend, precision, verbose, devices), inplace)
-  done <- TRUE
+  r <- .engine_call(.Call(C_gpucor_hclust, data, n, method, members,
+                          if (!is.null(x)) m, as.double(pw),
+                          .engine_opts(run_backend, precision, verbose, devices), inplace),
+                    "gpu_hclust", run_backend, precision, devices, verbose)
   rm(data)
-  if (verbose)
-    .engine_report("gpu_hclust", attr(r, "threads"), precision,
-                   proc.time()[["elapsed"]] - t0, devices)
   if (isTRUE(attr(r, "nonfinite"))) warning("treating non-finite values as NA")
   structure(list(merge = r[[1L]], height = r[[2L]], order = r[[3L]],
                  labels = labels, method = .gpucor_hclust_methods[i.meth],

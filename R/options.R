@@ -105,9 +105,29 @@
 
 # What verbose = TRUE says after an engine call: which engine ran, where,
 # on how many threads or in which precision, and how long it took.
-# 'threads' is the CPU engine's team size (NULL when the GPU ran).  Takes
-# only small values: a large result passed through a closure would be
-# copied at its next attribute change.
+# One engine call, 'value' being the .Call itself (evaluated here, once):
+# when it fails on the GPU, gpu_available()'s cached answer is dropped
+# (.gpu_forget()); with 'verbose', what ran and for how long
+# (report(seconds, threads), threads the result's attribute; by default
+# .engine_report()).  The value is returned as the .Call made it: it is the value
+# of a promise, which R (reference counts) does not copy when the caller
+# then changes its attributes (tracemem() shows no copy).
+.engine_call <- function(value, fun, backend, precision = "double", devices = 0L,
+                         verbose = FALSE, report = NULL) {
+  ok <- FALSE
+  if (identical(backend, "gpu")) on.exit(if (!ok) .gpu_forget())
+  t0 <- proc.time()[["elapsed"]]
+  force(value)
+  ok <- TRUE
+  if (verbose) {
+    s <- proc.time()[["elapsed"]] - t0
+    if (is.null(report)) .engine_report(fun, attr(value, "threads"), precision, s, devices)
+    else report(s, attr(value, "threads"))
+  }
+  value
+}
+
+# 'threads' is the CPU engine's team size (NULL when the GPU ran).
 .engine_report <- function(fun, threads, precision, seconds, devices = 0L, note = NULL) {
   what <- if (is.null(threads)) {
     tab <- gpu_info()$devices

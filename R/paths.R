@@ -184,15 +184,10 @@ gpu_network_metrics <- function(w = NULL,
 # by the caller: a large result passed out of this closure would be copied
 # at the next attribute change), 1L the sums behind the metrics.
 .graph_run <- function(g, backend, what, fun) {
-  done <- FALSE
-  if (backend == "gpu") on.exit(if (!done) .gpu_forget())
-  t0 <- proc.time()[["elapsed"]]
-  r <- .Call(C_gpucor_apsp, g$w, as.double(g$n), g$weights, g$threshold, g$directed, what,
-             .engine_opts(backend, g$precision, g$verbose, g$devices))
-  done <- TRUE
-  if (g$verbose)
-    .engine_report(fun, attr(r, "threads"), g$precision, proc.time()[["elapsed"]] - t0,
-                   g$devices)
+  r <- .engine_call(.Call(C_gpucor_apsp, g$w, as.double(g$n), g$weights, g$threshold,
+                          g$directed, what, .engine_opts(backend, g$precision, g$verbose,
+                                                         g$devices)),
+                    fun, backend, g$precision, g$devices, g$verbose)
   if (what == 1L) return(r)
   if (g$dist)
     return(structure(r, Size = g$n, Labels = g$labels, Diag = FALSE, Upper = FALSE,

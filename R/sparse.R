@@ -28,14 +28,13 @@
   .memory_guard(8 * as.double(p) * p + 16 * as.double(length(x@x)) + 8 * nrow(x),
                 sprintf("gpu_cor(): the %d x %d result", p, p),
                 "Compute it in blocks of columns of 'y'.")
-  t0 <- proc.time()[["elapsed"]]
-  r <- .Call(C_gpucor_sparse_cor, x@p, x@i, x@x, nrow(x), method == "spearman",
-             .engine_opts("cpu", "double", verbose, 0L))
+  r <- .engine_call(.Call(C_gpucor_sparse_cor, x@p, x@i, x@x, nrow(x), method == "spearman",
+                          .engine_opts("cpu", "double", verbose, 0L)),
+                    "gpu_cor", "cpu", verbose = verbose,
+                    report = function(s, th) if (!is.null(th))   # NULL: not taken
+                      message(sprintf("gpu_cor: CPU engine (sparse columns), %d thread%s, %.3f s",
+                                      th, if (identical(th, 1L)) "" else "s", s)))
   if (is.null(r)) return(NULL)
-  if (verbose)
-    message(sprintf("gpu_cor: CPU engine (sparse columns), %d thread%s, %.3f s",
-                    attr(r, "threads"), if (identical(attr(r, "threads"), 1L)) "" else "s",
-                    proc.time()[["elapsed"]] - t0))
   sd0 <- isTRUE(attr(r, "sd0"))
   attributes(r) <- list(dim = c(p, p))
   cn <- colnames(x)

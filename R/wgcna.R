@@ -192,26 +192,21 @@ gpu_bicor <- function(x, y = NULL, use = "all.obs", maxPOutliers = 1, quick = 0,
   nax <- bitwAnd(prx[[2L]], 1L) != 0L
   nay <- if (is.null(y)) nax else bitwAnd(pry[[2L]], 1L) != 0L
   cy <- if (is.null(y)) colnames(x) else colnames(y)
-  done <- FALSE
-  if (backend == "gpu") on.exit(if (!done) .gpu_forget())
-  t0 <- proc.time()[["elapsed"]]
-  report <- function(a) if (verbose)
-    .engine_report(fun, attr(a, "threads"), precision, proc.time()[["elapsed"]] - t0, devices)
   if (!is.null(output)) {
     # the pairs and the NA rows and columns done to each band of columns
     # before it is written (src/wgcna.c, gpucor_bicor_file)
     if (any(nax)) post$na_row <- nax
     if (any(nay)) post$na_col <- nay
-    pw <- .Call(C_gpucor_bicor_file, prx[[1L]], pry[[1L]], x, y, prx[[2L]], pry[[2L]],
-                list(x = px, y = py, quick = bo$quick, pairs = pairs), opts,
-                .hdf5_spec(output, ncol(x), q, post), fun)
-    done <- TRUE
-    report(pw)
+    pw <- .engine_call(
+      .Call(C_gpucor_bicor_file, prx[[1L]], pry[[1L]], x, y, prx[[2L]], pry[[2L]],
+            list(x = px, y = py, quick = bo$quick, pairs = pairs), opts,
+            .hdf5_spec(output, ncol(x), q, post), fun),
+      fun, backend, precision, devices, verbose)
     r <- .hdf5_result(output, list(colnames(x), cy))
   } else {
-    r <- .Call(C_gpucor_cor, prx[[1L]], pry[[1L]], "bicor", "everything", NULL, opts, NULL)
-    done <- TRUE
-    report(r)
+    r <- .engine_call(.Call(C_gpucor_cor, prx[[1L]], pry[[1L]], "bicor", "everything", NULL,
+                            opts, NULL),
+                      fun, backend, precision, devices, verbose)
     attributes(r) <- list(dim = dim(r))
     pw <- if (pairs) .Call(C_gpucor_bicor_pairs, x, prx[[2L]], y, pry[[2L]],
                            list(x = px, y = py, quick = bo$quick), r, opts) else c(0, 0, 0)
@@ -375,21 +370,17 @@ gpu_adjacency <- function(x, power = 6, type = c("unsigned", "signed", "signed h
     g <- if (is.null(inp$method)) nrow(inp$x) else ncol(inp$x)
     spec <- .hdf5_spec(output, g, g, post)
   }
-  done <- FALSE
-  if (backend == "gpu") on.exit(if (!done) .gpu_forget())
-  t0 <- proc.time()[["elapsed"]]
-  r <- .Call(C_gpucor_network, inp$x, what, inp$method, inp$use, inp$rows, params, opts,
-             spec)
-  done <- TRUE
-  if (verbose) {
-    # the TOM runs on one GPU: its adjacency stays resident on the first of
-    # 'devices' (src/wgcna.c)
-    tom <- what %in% c(3L, 4L)
-    .engine_report(fun, attr(r, "threads"), precision, proc.time()[["elapsed"]] - t0,
-                   if (tom) (if (identical(devices, -1L)) 0L else devices[1L]) else devices,
-                   if (tom && (identical(devices, -1L) || length(devices) > 1L))
-                     "gpu_tom() uses one GPU, the first of 'devices'")
-  }
+  # the TOM runs on one GPU: its adjacency stays resident on the first of
+  # 'devices' (src/wgcna.c)
+  tom <- what %in% c(3L, 4L)
+  r <- .engine_call(.Call(C_gpucor_network, inp$x, what, inp$method, inp$use, inp$rows, params,
+                          opts, spec),
+                    fun, backend, precision, devices, verbose,
+                    report = function(s, th) .engine_report(
+                      fun, th, precision, s,
+                      if (tom) (if (identical(devices, -1L)) 0L else devices[1L]) else devices,
+                      if (tom && (identical(devices, -1L) || length(devices) > 1L))
+                        "gpu_tom() uses one GPU, the first of 'devices'"))
   bad <- attr(r, "bad")
   # stats::cor's warning, which WGCNA's Spearman (stats' cor) passes on
   if (isTRUE(attr(r, "sd0")) && identical(inp$method, "spearman") && what == 1L)
