@@ -70,7 +70,7 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts, SEX
     gc_problem in = {.x = REAL(x), .y = isNull(y) ? NULL : REAL(y), .n = n, .p = p, .q = q,
                      .rows = isNull(rows) ? NULL : INTEGER(rows), .nobs = nobs, .measure = ms,
                      .use = u};
-    status = gc_run_cor(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
+    status = gc_run_warn(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
     gpucor_call_status(f, status, fun, msg);
     if (sink.mul_row && used)
         gc_copy_out_mul(sink.out, NULL, 0, p * q, 0, 1.0, p, sink.mul_row, sink.mul_col,

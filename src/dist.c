@@ -75,7 +75,7 @@ SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts, SEXP file)
                 }
         } else {
             gc_problem pb = gc_rows_problem(REAL(x), n, p, m, pw, anyna);
-            status = gc_run_dist(&pb, &sink, &host, &fl, &used, msg, sizeof msg);
+            status = gc_run_warn(&pb, &sink, &host, &fl, &used, msg, sizeof msg);
         }
         flag |= fl;
     }

@@ -86,12 +86,8 @@ SEXP gpucor_hclust(SEXP data, SEXP size, SEXP method, SEXP members, SEXP metric,
                 status = GPUCOR_ERR_INVALID;
             } else {
                 gc_problem pb = gc_rows_problem(REAL(data), n, p, m, asReal(power), anyna);
-                status = gc_run_dist(&pb, &sink, &h1, &flag, &used, msg, sizeof msg);
-                if (status == GPUCOR_OK && used) {
-                    status = GPUCOR_ERR_INVALID;
-                    snprintf(msg, sizeof msg, "internal error: the distances were not "
-                             "computed on the GPU");
-                }
+                status = gc_run_device(&pb, &sink, &h1, &flag, "the distances were", msg,
+                                       sizeof msg);
             }
             used = 0;
         } else if (status == GPUCOR_OK) {

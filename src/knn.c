@@ -156,7 +156,7 @@ SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
             }
             gc_problem pb = gc_rows_problem(REAL(x), n, p, m, asReal(power),
                                             asLogical(anyna) == TRUE);
-            status = gc_run_dist(&pb, &sink, &host, &f, &used, msg, sizeof msg);
+            status = gc_run_warn(&pb, &sink, &host, &f, &used, msg, sizeof msg);
             flag |= f;
         }
     }

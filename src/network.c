@@ -29,7 +29,7 @@ static int cor_pass(void *ctx, const gc_sink *sink, char *msg, size_t msgcap)
     int sd0 = 0;
     /* each pass its own progress bar */
     gpucor_progress_init(c->host->progress_ctx, c->host->opts->progress);
-    int status = gc_run_cor(&c->in, sink, c->host, &sd0, &c->used, msg, msgcap);
+    int status = gc_run_warn(&c->in, sink, c->host, &sd0, &c->used, msg, msgcap);
     c->sd0 |= sd0;
     return status;
 }

@@ -125,7 +125,7 @@ SEXP gpucor_bicor_file(SEXP zx, SEXP zy, SEXP x, SEXP y, SEXP fx, SEXP fy, SEXP 
         gc_problem in = {.x = REAL(zx), .y = sym ? NULL : REAL(zy), .n = n, .p = p, .q = q,
                          .nobs = n, .measure = gc_measure_find("bicor", MEASURE_COLUMNS),
                          .use = USE_EVERYTHING};
-        status = gc_run_cor(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
+        status = gc_run_warn(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
     }
     if (pc) {
         size_t nna = 0;
@@ -211,7 +211,7 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
             sink.kind = SINK_POWSUM;
             sink.pow = &ps;
         }
-        status = gc_run_cor(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
+        status = gc_run_warn(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
         free(ps.slot);
     } else {
         /* the genes: p (x's columns, or the adjacency's side) */
@@ -248,12 +248,8 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
                 gc_host_on_device(&host, dev, &o1, &h1);
                 gc_sink sink = {.kind = SINK_DENSE_DEVICE, .epilogue = epi, .symmetric = 1,
                                 .p = g, .q = g, .dev_out = dA, .beta = beta, .ld = g};
-                status = gc_run_cor(&in, &sink, &h1, &sd0, &used, msg, sizeof msg);
-                if (status == GPUCOR_OK && used) {
-                    status = GPUCOR_ERR_INVALID;
-                    snprintf(msg, sizeof msg, "internal error: the adjacency was not "
-                             "computed on the GPU");
-                }
+                status = gc_run_device(&in, &sink, &h1, &sd0, "the adjacency was", msg,
+                                       sizeof msg);
             }
             used = 0;
             if (status == GPUCOR_OK)
@@ -278,7 +274,7 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
             } else {
                 gc_sink sink = {.kind = SINK_DENSE, .epilogue = epi, .symmetric = 1, .p = g,
                                 .q = g, .out = A, .beta = beta, .ld = ld};
-                status = gc_run_cor(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
+                status = gc_run_warn(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
             }
             if (status == GPUCOR_OK) status = gc_tom_cpu(A, g, ld, &ta, &out, &host, &used, &nbad);
             free(A);

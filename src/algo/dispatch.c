@@ -40,13 +40,25 @@ int gc_run(const gc_problem *pb, const gc_sink *sink, gc_host *host, gc_pass *ou
     return status;
 }
 
-int gc_run_cor(const gc_problem *pb, const gc_sink *sink, gc_host *host, int *sd0,
-               int *used, char *msg, size_t msgcap)
+int gc_run_warn(const gc_problem *pb, const gc_sink *sink, gc_host *host, int *warn,
+                int *used, char *msg, size_t msgcap)
 {
     gc_pass out;
     int status = gc_run(pb, sink, host, &out, msg, msgcap);
-    *sd0 = out.sd0;
+    *warn = gc_measure_is_cor(pb->measure) ? out.sd0 : out.nonfinite;
     *used = out.threads_used;
+    return status;
+}
+
+int gc_run_device(const gc_problem *pb, const gc_sink *sink, gc_host *host, int *warn,
+                  const char *what, char *msg, size_t msgcap)
+{
+    int used = 0;
+    int status = gc_run_warn(pb, sink, host, warn, &used, msg, msgcap);
+    if (status == GPUCOR_OK && used) {
+        snprintf(msg, msgcap, "internal error: %s not computed on the GPU", what);
+        return GPUCOR_ERR_INVALID;
+    }
     return status;
 }
 
@@ -63,16 +75,6 @@ gc_problem gc_rows_problem(const double *x, size_t n, size_t p, const gc_measure
     gc_problem pb = {.x = x, .n = n, .p = p, .measure = m, .between_rows = 1,
                      .use = anyna ? USE_PAIRWISE : USE_EVERYTHING, .power = power};
     return pb;
-}
-
-int gc_run_dist(const gc_problem *pb, const gc_sink *sink, gc_host *host, int *flag,
-                int *used, char *msg, size_t msgcap)
-{
-    gc_pass out;
-    int status = gc_run(pb, sink, host, &out, msg, msgcap);
-    *flag = gc_measure_is_cor(pb->measure) ? out.sd0 : out.nonfinite;
-    *used = out.threads_used;
-    return status;
 }
 
 int gc_no_cuda(char *msg, size_t msgcap)

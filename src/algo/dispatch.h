@@ -17,21 +17,23 @@
 int gc_run(const gc_problem *pb, const gc_sink *sink, gc_host *host, gc_pass *out,
            char *msg, size_t msgcap);
 
-/* Correlations (a measure between columns) into sink; *sd0: stats' "the
- * standard deviation is zero"; *used: the CPU's team size (0: the GPU
- * ran). */
-int gc_run_cor(const gc_problem *pb, const gc_sink *sink, gc_host *host, int *sd0,
-               int *used, char *msg, size_t msgcap);
+/* gc_run with the measure's warning flag in *warn (m->warning: stats'
+ * "the standard deviation is zero" for the correlations, binary's
+ * non-finite values for the distance ops) and the CPU's team size in
+ * *used (0: the GPU ran). */
+int gc_run_warn(const gc_problem *pb, const gc_sink *sink, gc_host *host, int *warn,
+                int *used, char *msg, size_t msgcap);
+
+/* gc_run_warn into a sink that stays in device memory, which only the GPU
+ * can fill: an internal error naming 'what' ("the distances were") when the
+ * CPU ran. */
+int gc_run_device(const gc_problem *pb, const gc_sink *sink, gc_host *host, int *warn,
+                  const char *what, char *msg, size_t msgcap);
 
 /* The problem of a measure between the n rows of x (n x p): anyna, x has
  * NA (the correlation distances then go pairwise, as stats' do). */
 gc_problem gc_rows_problem(const double *x, size_t n, size_t p, const gc_measure *m,
                            double power, int anyna);
-
-/* A measure between rows (gc_rows_problem) into sink; *flag: stats'
- * warning (m->warning). */
-int gc_run_dist(const gc_problem *pb, const gc_sink *sink, gc_host *host, int *flag,
-                int *used, char *msg, size_t msgcap);
 
 /* A GPU run asked of a build without CUDA: the message, and the status. */
 int gc_no_cuda(char *msg, size_t msgcap);

@@ -99,10 +99,13 @@ __global__ static void powsum(const T *val, size_t ld, size_t p, size_t j0, int 
 /* The device halves.  Each lays tile t (device memory) out as the
  * contiguous range of the result it covers (run.cuh's gc_cuda_sink_half). */
 
-/* A dense panel must be whole columns (all p rows, contiguous). */
-static int whole_columns(const gc_sink *sink, const gc_tile *t, char *msg, size_t msgcap)
+/* A dense panel must be whole columns (all p rows, contiguous); *esz: the
+ * size of its elements. */
+static int whole_columns(const gc_sink *sink, const gc_tile *t, size_t *esz, char *msg,
+                         size_t msgcap)
 {
     size_t p = sink->p;
+    *esz = t->is_float ? sizeof(float) : sizeof(double);
     if (t->i0 != 0 || t->ni != p || (t->ld != p && t->nj > 1)) {
         snprintf(msg, msgcap, "internal error: a dense panel must be whole columns");
         return GPUCOR_ERR_INVALID;
@@ -117,10 +120,9 @@ static int dense_panel(int dev, const gc_sink *sink, gc_tile *t, const void **ds
                        size_t *offset, size_t *count, cudaStream_t st, char *msg,
                        size_t msgcap)
 {
-    size_t p = sink->p;
-    int status = whole_columns(sink, t, msg, msgcap);
+    size_t p = sink->p, esz;
+    int status = whole_columns(sink, t, &esz, msg, msgcap);
     if (status != GPUCOR_OK) return status;
-    size_t esz = t->is_float ? sizeof(float) : sizeof(double);
     dim3 grid((unsigned) ((p + 255) / 256), (unsigned) t->nj);
     if (dev || sink->epilogue != EPI_IDENTITY) {
         size_t ld = dev ? (sink->ld ? sink->ld : p) : t->ld;
@@ -150,10 +152,9 @@ static int stage_powsum(const gc_sink *sink, gc_tile *t, void *buf, const void *
                         size_t *offset, size_t *count, cudaStream_t st, char *msg,
                         size_t msgcap)
 {
-    size_t p = sink->p;
-    int status = whole_columns(sink, t, msg, msgcap);
+    size_t p = sink->p, esz;
+    int status = whole_columns(sink, t, &esz, msg, msgcap);
     if (status != GPUCOR_OK) return status;
-    size_t esz = t->is_float ? sizeof(float) : sizeof(double);
     const gc_powsum *ps = sink->pow;
     /* the powers sit after the sums in the sink's device buffer */
     double *sums = (double *) buf, *w = sums + t->nj * ps->npow;
