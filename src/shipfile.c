@@ -2,7 +2,7 @@
  * shipfile.c -- a numeric vector written to files and read back whole:
  * how a large input reaches BiocParallel's workers on this machine, once
  * for all of them instead of once a job through BiocParallel's sockets,
- * and how a worker's large result comes back (R/blocks.R, .bp_ship() and
+ * and how a worker's large result comes back (R/shipfile.R, .bp_ship() and
  * .bp_stash(); gpu_dist()'s parts are read straight into the joined
  * vector).  The vector is cut into as many equal pieces as there are file
  * names, each written or read by a thread of its own (one thread
