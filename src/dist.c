@@ -62,17 +62,11 @@ SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts, SEXP file)
             if (gc_sink_len(&sink) == 0) continue;
         }
         int fl = 0;
-        if (p == 0 && !f) {
-            /* no coordinate observed: stats gives NA for every metric */
-            for (size_t k = 0; k < gc_sink_len(&sink); k++) sink.out[k] = NA_REAL;
-        } else if (f && (p == 0 || n < 2)) {
-            /* the engine visits no pair: NA off the diagonal (no coordinate),
-             * or the one item's zero */
-            for (size_t j = 0; j < n; j++)
-                for (size_t i = 0; i < n; i++) {
-                    double v = NA_REAL;
-                    gc_file_put(f, &v, 1, 0, 1.0, i, 1, j, 1, 0, EPI_IDENTITY, 1.0);
-                }
+        if (p == 0 || (f && n < 2)) {
+            /* no coordinate observed: stats gives NA for every metric; a
+             * file gets every value NA too when the engine visits no pair
+             * (the one item's zero diagonal is the file's post step) */
+            status = gc_sink_fill_na(&sink);
         } else {
             gc_problem pb = gc_rows_problem(REAL(x), n, p, m, pw, anyna);
             status = gc_run_warn(&pb, &sink, &host, &fl, &used, msg, sizeof msg);

@@ -404,6 +404,7 @@ SEXP gpucor_edges_pass(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP op
     int mode = asInteger(gpucor_field(spec, "mode"));
     gc_select s;
     memset(&s, 0, sizeof s);
+    s.mode = mode;
     s.prefix = code_get(spec, "prefix");
     s.lower = code_get(spec, "lower");
     s.prefix_bits = asInteger(gpucor_field(spec, "bits"));
@@ -420,21 +421,13 @@ SEXP gpucor_edges_pass(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP op
     s.pvalue = e.job.pvalue;
     s.pctx = e.job.pctx;
     gc_sink sink = {.kind = SINK_SELECT, .p = s.p, .q = s.q, .sel = &s};
-    uint64_t prefix = s.prefix, lower = s.lower;
-    int bits = s.prefix_bits, has_thr = s.has_thr;
-    double thr = s.thr;
+    /* (allocating and resetting leave the pass's description as it is) */
     if (gc_select_alloc(&s, e.job.nslots, (mode & SEL_HIST) != 0)) {
         gc_select_free(&s);
         edges_call_free(&e);
         error("gpu_cor_edges: out of host memory");
     }
     gc_select_reset(&s);
-    s.mode = mode;
-    s.prefix = prefix;
-    s.prefix_bits = bits;
-    s.lower = lower;
-    s.has_thr = has_thr;
-    s.thr = thr;
     char msg[512] = "";
     int status = GPUCOR_OK;
     const double *rg;

@@ -288,7 +288,7 @@ struct gc_edges {
     const gc_edges_job *job;
     int step;                /* STEP_*: the pass to make next */
     uint64_t prefix;         /* STEP_CUT: the bin being refined */
-    int bits, first;
+    int bits;
     double t0;               /* the stage clock */
     double stage[8];         /* gc_edges_out.stage, as the steps go */
     gc_select s;
@@ -336,8 +336,7 @@ static void cut_found(edges_run *e)
     int bits = e->bits, top;
     e->stage[6] += 1;
     gc_select_sum(s, h, &above, &valid);
-    if (e->first) e->M = (double) valid;
-    e->first = 0;
+    if (bits == 0) e->M = (double) valid;   /* the first pass: every pair */
     e->step = STEP_COLLECT;
     long b = -1;
     if (job->fdr > 0) {
@@ -613,7 +612,6 @@ int gc_edges_begin(const gc_edges_job *job, gc_edges **ep, char *msg, size_t msg
     if (env && *env) e->bin_limit = (uint64_t) strtoull(env, NULL, 10);
     e->nt = job->nslots > 0 ? job->nslots : 1;
     e->so.nthreads = e->nt;
-    e->first = 1;
     e->t0 = now();
     double mall = job->symmetric ? (double) job->p * ((double) job->p - 1) / 2
                                  : (double) job->p * (double) job->q;
