@@ -50,7 +50,12 @@
 #' @param method `"pearson"`, `"spearman"`, `"kendall"` or `"bicor"` (WGCNA's
 #'   biweight midcorrelation with its defaults, as [gpu_bicor()]; data
 #'   without `NA`; p-values from Student's t as for Pearson, as
-#'   `WGCNA::corPvalueStudent()` gives them).
+#'   `WGCNA::corPvalueStudent()` gives them), or corpcor's shrinkage
+#'   estimates with their estimated lambda: `"cor.shrink"` (as
+#'   [gpu_cor_shrink()]) and `"pcor.shrink"` (partial correlations, as
+#'   [gpu_pcor_shrink()]; no p x p matrix is made); these two take one
+#'   complete matrix and have no p-values (no `fdr`); the result carries
+#'   the `lambda` used.
 #' @param use as in [stats::cor()].
 #' @param threshold a number in \[0, 1\] (in \[-1, 1\] when
 #'   `absolute = FALSE`).
@@ -93,7 +98,8 @@
 #' gpu_cor_edges(x, fdr = 0.05)
 #' head(gpu_cor_edges(x, top_k = 2, p_value = TRUE))
 #' @export
-gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendall", "bicor"),
+gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendall", "bicor",
+                                                  "cor.shrink", "pcor.shrink"),
                           use = "everything", threshold = NULL, top_k = NULL,
                           density = NULL, fdr = NULL, absolute = TRUE,
                           p_value = FALSE, format = c("data.frame", "sparse"),
@@ -115,8 +121,27 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
     if (!is.null(sp)) x <- sp
   }
   bicor <- method == "bicor"
-  inp <- .cor_input(x, y, use, if (bicor) "pearson" else method, assay)
+  shrink <- method %in% c("cor.shrink", "pcor.shrink")
+  inp <- .cor_input(x, y, use, if (bicor || shrink) "pearson" else method, assay)
   x <- inp$x; y <- inp$y
+  if (shrink) {
+    # corpcor's estimate with its estimated lambda: the columns whose
+    # products it is (R/shrink.R); the identity (lambda 1) has no edges
+    if (!is.null(y)) stop(sprintf("method = \"%s\" takes one matrix ('y' must be NULL)", method),
+                          call. = FALSE)
+    if (p_value || !is.null(fdr))
+      stop(sprintf("method = \"%s\" has no p-values: use 'threshold', 'top_k' or 'density'",
+                   method), call. = FALSE)
+    prep <- .shrink_prepare(.shrink_input(x), NULL, NULL, FALSE, method == "pcor.shrink")
+    if (!is.null(prep$dense))
+      stop("the estimated lambda is 0: the pseudoinverse's partial correlations come from gpu_pcor_shrink(x)",
+           call. = FALSE)
+    x <- if (is.null(prep$v)) matrix(0, 1L, ncol(x), dimnames = list(NULL, colnames(x)))
+         else prep$v
+    inp$use <- "everything"
+    inp$rows <- NULL
+    inp$nobs <- nrow(x)
+  }
   if (bicor) {
     # WGCNA's bicor: the prepared columns' products; its pairwise NA rule
     # recomputes pairs one by one, which gpu_bicor() does
@@ -162,6 +187,7 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
     function(s, th) .bp_report("gpu_cor_edges", npass, jobs, backend, BPPARAM, s))
   if (isTRUE(attr(r, "sd0"))) warning("the standard deviation is zero")
   out <- .edges_result(r, inp$cx, inp$cy, is.null(y), ncol(x), q, format)
+  if (shrink) attr(out, "lambda") <- prep$lambda
   if (.opt("gpucor.profile")) {
     attr(out, "timing") <- attr(r, "timing")
     attr(out, "stages") <- stats::setNames(

@@ -38,6 +38,8 @@ SEXP gpucor_hclust(SEXP data, SEXP size, SEXP method, SEXP members, SEXP metric,
 SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
                 SEXP parts);
 SEXP gpucor_bicor_prep(SEXP x, SEXP params, SEXP opts);
+SEXP gpucor_shrink_scale(SEXP x, SEXP w, SEXP opts);
+SEXP gpucor_crossprod(SEXP a, SEXP b, SEXP rows, SEXP opts);
 SEXP gpucor_bicor_pairs(SEXP x, SEXP fx, SEXP y, SEXP fy, SEXP params, SEXP r, SEXP opts);
 SEXP gpucor_bicor_file(SEXP zx, SEXP zy, SEXP x, SEXP y, SEXP fx, SEXP fy, SEXP params,
                        SEXP opts, SEXP file, SEXP what);
@@ -98,6 +100,8 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_apsp, 7),
     CALLDEF(gpucor_hclust, 8),
     CALLDEF(gpucor_bicor_prep, 3),
+    CALLDEF(gpucor_shrink_scale, 3),
+    CALLDEF(gpucor_crossprod, 4),
     CALLDEF(gpucor_bicor_pairs, 7),
     CALLDEF(gpucor_bicor_file, 10),
     CALLDEF(gpucor_network, 8),

@@ -65,7 +65,6 @@ static void edges_setup(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP o
     if (!isNull(y) && (size_t) nrows(y) != n) error("incompatible dimensions");
     const gc_measure *m = gpucor_measure_arg(method, MEASURE_COLUMNS);
     int u = gpucor_use_arg(use);
-    if (m->pvalue == PVALUE_NONE) error("invalid 'method'");
     if (!isNull(rows) && TYPEOF(rows) != INTSXP) error("'rows' must be an integer vector");
     size_t nobs = isNull(rows) ? n : (size_t) XLENGTH(rows);
     if (!isNull(rows))
@@ -101,6 +100,10 @@ static void edges_setup(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP o
     job->q = q;
     job->nslots = e->o.nthreads > 0 ? e->o.nthreads : 1;
     gpucor_criteria(crit, job);
+    /* a measure without a p-value (the shrinkage estimates) selects by
+     * value only */
+    if (m->pvalue == PVALUE_NONE && (job->fdr > 0 || job->want_p))
+        error("invalid 'method'");
     job->common_n = !pairwise_na && m->pvalue != PVALUE_KENDALL;
     job->pabs = gc_pv_abs;
     job->pvalue = gc_pv_pair;
@@ -108,7 +111,7 @@ static void edges_setup(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP o
     /* last: nothing above raises after it */
     e->pc.kind = m->pvalue;
     e->pc.n = (double) nobs;
-    if (pvalues && gc_pv_init(&e->pc, m->pvalue, REAL(x), isNull(y) ? NULL : REAL(y), n, p, q,
+    if (pvalues && m->pvalue != PVALUE_NONE && gc_pv_init(&e->pc, m->pvalue, REAL(x), isNull(y) ? NULL : REAL(y), n, p, q,
                               e->rc.in.rows, nobs, pairwise_na, job->nslots))
         error("gpu_cor_edges: out of host memory");
 }

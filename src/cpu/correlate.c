@@ -28,6 +28,8 @@ typedef struct {
     int method;                        /* COR_* */
     int use;                           /* USE_* */
     int cosine;                        /* uncentred (cosine similarity) */
+    int raw;                           /* prepared columns, products as
+                                          they are (PREP_RAW) */
     int cov;                           /* pairwise Pearson: a pair with NA
                                           gives its covariance (gpu_cov) */
     int dist_rules;                    /* stats' rules of 1 - cor(t(x)) (a
@@ -214,7 +216,7 @@ static int cor_run(cor_problem *pb)
         /* pairwise Pearson of complete columns is COV_PAIRWISE_BODY in
          * stats; Spearman's pairs are re-ranked and go through the
          * two-pass code of cor(use = "all.obs") */
-        int mean_kind = pb->cosine ? MEAN_NONE
+        int mean_kind = pb->raw ? MEAN_RAW : pb->cosine ? MEAN_NONE
                       : (pairwise && !rank) ? MEAN_PAIRWISE : MEAN_R_TWO_PASS;
         status = cpu_standardize(pb->x, pb->n, pb->p, pb->ldx, 1, pb->rows,
                                  pb->nobs, rank, mean_kind, zx, ld, fx,
@@ -279,7 +281,8 @@ int cpu_cor_run(const gc_problem *g, const gc_sink *sink, const gc_host *host, g
     const gc_measure *m = g->measure;
     cor_problem pb = {0};
     pb.method = m->cor;
-    pb.cosine = (m->prep & PREP_UNCENTRED) != 0;
+    pb.raw = (m->prep & PREP_RAW) != 0;
+    pb.cosine = pb.raw || (m->prep & PREP_UNCENTRED) != 0;
     pb.cov = (m->prep & PREP_COV) != 0;
     pb.use = g->use;
     pb.sink = sink;

@@ -55,7 +55,8 @@ double cpu_r_mean(const double *v, size_t n);
  * its one-pass long-double mean kept in long double (pairwise mode:
  * COV_PAIRWISE_BODY), so that pairs of complete columns under
  * "pairwise.complete.obs" carry the same mean as stats gives them. */
-enum { MEAN_NONE = 0, MEAN_R_TWO_PASS = 1, MEAN_PAIRWISE = 2 };
+enum { MEAN_NONE = 0, MEAN_R_TWO_PASS = 1, MEAN_PAIRWISE = 2,
+       MEAN_RAW = 3 /* the column as it is: not centred, not scaled */ };
 
 /*
  * Column c of the n-row, column-major x (column stride ldx) is read at rows

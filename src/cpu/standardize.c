@@ -68,6 +68,11 @@ int cpu_standardize(const double *x, size_t n, size_t p, size_t ldx,
             }
             for (size_t k = 0; k < ldz; k++) zc[k] = 0.0;
             if (f & COL_HAS_NA) { flags[c] = f; continue; }
+            if (mean_kind == MEAN_RAW) {
+                for (size_t k = 0; k < nobs; k++) zc[k] = v[k];
+                flags[c] = f;
+                continue;
+            }
             if (rank) {
                 cpu_rank(v, nobs, zc, idx);   /* zc as temporary */
                 for (size_t k = 0; k < nobs; k++) v[k] = zc[k];

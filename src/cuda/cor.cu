@@ -31,6 +31,8 @@ typedef struct {
     int method;                              /* COR_PEARSON / _SPEARMAN / _KENDALL */
     int pairwise;                            /* use = "pairwise.complete.obs" */
     int cosine;                              /* uncentred */
+    int raw;                                 /* prepared columns as they are
+                                                (PREP_RAW) */
     int single;                              /* float arithmetic */
     int rows_are_items;
     int dist_rules;
@@ -227,10 +229,11 @@ static int run(gpu_cor_args *pb, const gc_sink *sink, gc_host *host,
         /* stats' cor(), not a distance: its zero-sd rule for spreads
          * below the double range (see standardize.cu) */
         int r_rule = pb->dist_rules ? 0 : symmetric ? 1 : 2;
-        status = gpucor_standardize<T>(dx, m, v, !pb->cosine, r_rule, zx, fx, st,
+        int center = pb->raw ? STANDARDIZE_RAW : !pb->cosine;
+        status = gpucor_standardize<T>(dx, m, v, center, r_rule, zx, fx, st,
                                        msg, msgcap);
         if (status == GPUCOR_OK && !symmetric)
-            status = gpucor_standardize<T>(dy, m, q, !pb->cosine, r_rule, zy, fy,
+            status = gpucor_standardize<T>(dy, m, q, center, r_rule, zy, fy,
                                            st, msg, msgcap);
     }
     if (status != GPUCOR_OK) goto cleanup;
@@ -331,7 +334,8 @@ extern "C" int gpucor_cuda_cor(const gc_problem *pb, const gc_sink *sink, gc_hos
     a.y = pb->y; a.q = pb->q;
     a.rows = pb->rows; a.nobs = pb->nobs;
     a.method = m->cor;
-    a.cosine = (m->prep & PREP_UNCENTRED) != 0;
+    a.raw = (m->prep & PREP_RAW) != 0;
+    a.cosine = a.raw || (m->prep & PREP_UNCENTRED) != 0;
     a.pairwise = pb->use == USE_PAIRWISE;
     a.single = host->opts->single;
     a.rows_are_items = pb->between_rows;

@@ -19,6 +19,10 @@ int gpucor_sort_columns(double *a, size_t m, size_t v, int *ord, int *gs,
                         int *ge, int *obs, cudaStream_t st, char *msg,
                         size_t msgcap);
 
+/* center: 1 centred, 0 not (cosine), STANDARDIZE_RAW: the column as it is
+ * (prepared by the caller, PREP_RAW; no zero-sd flag). */
+#define STANDARDIZE_RAW 2
+
 /* z[, c] = (a[, c] - mean) / sqrt(sum of squares) as T; flags[c] gets
  * COL_HAS_NA (NaN present) / COL_ZERO_SD (all values equal, or a spread
  * that underflows a double as stats' cor() treats it: r_rule 1 the

@@ -57,6 +57,11 @@ __global__ static void standardize_kernel(const double *a, size_t m, int center,
         if (threadIdx.x == 0) flags[c] = COL_HAS_NA;
         return;
     }
+    if (center == STANDARDIZE_RAW) {   /* prepared by the caller */
+        for (size_t k = threadIdx.x; k < m; k += THREADS) zc[k] = (T) col[k];
+        if (threadIdx.x == 0) flags[c] = 0;
+        return;
+    }
     mn = block_reduce(mn, sh, 1);
     mx = block_reduce(mx, sh, 2);
     /* Scale by a power of two (exact) so the largest |value| is near 1:

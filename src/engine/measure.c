@@ -32,6 +32,13 @@ static const gc_measure measures[] = {
     {.name = "covariance", .space = MEASURE_COLUMNS, .family = FAMILY_PRODUCT,
      .cor = COR_PEARSON, .prep = PREP_COV, .op = -1, .warning = WARN_SD0,
      .cost = 1, .cost_pairwise = 10},
+    /* corpcor's shrinkage correlation and partial correlation: products of
+     * the columns gpu_cor_shrink() / gpu_pcor_shrink() prepared (R/shrink.R,
+     * algo/shrink.h), the unit diagonal and the clamp */
+    {.name = "cor.shrink", .space = MEASURE_COLUMNS, .family = FAMILY_PRODUCT,
+     .cor = COR_PEARSON, .prep = PREP_RAW, .op = -1, .cost = 1, .cost_pairwise = 1},
+    {.name = "pcor.shrink", .space = MEASURE_COLUMNS, .family = FAMILY_PRODUCT,
+     .cor = COR_PEARSON, .prep = PREP_RAW, .op = -1, .cost = 1, .cost_pairwise = 1},
 
     /* between rows: gpu_dist(), gpu_knn(), gpu_hclust(); stats::dist()'s
      * six first, in its order */

@@ -41,6 +41,10 @@ enum {
                                which gpucor_bicor_prep has prepared */
 #define PREP_COV       4u   /* pairwise: a pair with NA gives its covariance
                                (gpu_cov's pairs without a correlation) */
+#define PREP_RAW       8u   /* columns prepared by the caller and multiplied
+                               as they are: neither centred nor scaled, no
+                               zero-sd rule (the shrinkage estimators'
+                               columns, algo/shrink.h) */
 
 /* the p-value of a correlation (algo/pvalue.c) */
 enum { PVALUE_NONE = 0, PVALUE_PEARSON, PVALUE_SPEARMAN, PVALUE_KENDALL };

@@ -6,14 +6,15 @@ test_that("R's method names are the C table's, in its order", {
   tb <- gpucor:::.measures()
   expect_identical(tb$name[tb$space == "rows"], gpucor:::.gpucor_dist_methods)
   expect_identical(tb$name[tb$space == "rows"][1:6], gpucor:::.stats_dist_methods)
-  # gpu_cor()'s methods, then the two that other functions pass: bicor's
-  # prepared columns and gpu_cov()'s pairwise covariances (the functions'
-  # own argument orders are stats')
+  # gpu_cor()'s methods, then those that other functions pass: bicor's
+  # prepared columns, gpu_cov()'s pairwise covariances and the shrinkage
+  # estimates' prepared columns (the functions' own argument orders are
+  # stats')
   cols <- tb$name[tb$space == "columns"]
-  expect_identical(cols[4:5], c("bicor", "covariance"))
+  expect_identical(cols[4:7], c("bicor", "covariance", "cor.shrink", "pcor.shrink"))
   expect_setequal(cols[1:3], eval(formals(gpucor::gpu_cor)$method))
   expect_setequal(cols[1:3], eval(formals(gpucor::gpu_cov)$method))
-  expect_setequal(cols[1:4], eval(formals(gpucor::gpu_cor_edges)$method))
+  expect_setequal(cols[c(1:4, 6:7)], eval(formals(gpucor::gpu_cor_edges)$method))
   expect_setequal(eval(formals(gpucor::gpu_dist)$method), gpucor:::.gpucor_dist_methods)
   expect_setequal(eval(formals(gpucor::gpu_knn)$method), gpucor:::.gpucor_dist_methods)
   expect_identical(tb$uses, gpucor:::.gpucor_uses)
