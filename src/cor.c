@@ -46,7 +46,7 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts, SEX
                                     : allocVector(LGLSXP, 1)); nprot++;
     if (!isNull(file)) LOGICAL(ans)[0] = TRUE;
     gc_sink sink = {.kind = SINK_DENSE, .symmetric = isNull(y), .p = p, .q = q,
-                    .out = isNull(file) ? REAL(ans) : NULL};
+                    .epilogue = ms->epilogue, .out = isNull(file) ? REAL(ans) : NULL};
     /* gpu_cov's spreads (option 'mul': list(sx, sy, round)): the GPU's
      * commits multiply as the values land; after the CPU engine, one pass
      * on the threads */

@@ -132,10 +132,12 @@ enum { SINK_DENSE = 0, SINK_DIST = 1, SINK_SELECT = 2, SINK_DIST_DEVICE = 3,
 /* applied by the sink, once; an NA or NaN value passes unchanged.  The
  * adjacencies of WGCNA (algo/wgcna.h) take the sink's 'beta': |r|^beta,
  * ((1 + r) / 2)^beta, r > 0 ? r^beta : 0, and sign(r) |r|^beta (the
- * adjacency a signed TOM is made of). */
+ * adjacency a signed TOM is made of).  EPI_GAUSS_MI: minet's build.mim
+ * for a correlation estimator, -0.5 log(1 - r^2) with r^2 capped at
+ * 0.999999. */
 enum { EPI_IDENTITY = 0, EPI_ONE_MINUS = 1, EPI_ONE_MINUS_ABS = 2,
        EPI_ADJ_UNSIGNED = 3, EPI_ADJ_SIGNED = 4, EPI_ADJ_HYBRID = 5,
-       EPI_ADJ_KEEP_SIGN = 6 };
+       EPI_ADJ_KEEP_SIGN = 6, EPI_GAUSS_MI = 7 };
 
 typedef struct gc_select gc_select;   /* engine/select.h */
 typedef struct gc_file gc_file;       /* engine/file.h */
@@ -269,6 +271,10 @@ GC_HOST_DEVICE static inline double gc_epilogue(int epi, double beta, double r)
     case EPI_ADJ_UNSIGNED: return gc_rpow(r < 0 ? -r : r, beta);
     case EPI_ADJ_SIGNED: return gc_rpow((1.0 + r) / 2.0, beta);
     case EPI_ADJ_HYBRID: return r > 0 ? gc_rpow(r, beta) : 0.0;
+    case EPI_GAUSS_MI: {             /* minet: cor^2, capped, -0.5 log(1 - .) */
+        double r2 = r * r;
+        return -0.5 * log(1.0 - (r2 > 0.999999 ? 0.999999 : r2));
+    }
     default: {                                   /* EPI_ADJ_KEEP_SIGN */
         double a = pow(r < 0 ? -r : r, beta);
         return signbit(r) ? -a : a;

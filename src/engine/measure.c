@@ -39,6 +39,15 @@ static const gc_measure measures[] = {
      .cor = COR_PEARSON, .prep = PREP_RAW, .op = -1, .cost = 1, .cost_pairwise = 1},
     {.name = "pcor.shrink", .space = MEASURE_COLUMNS, .family = FAMILY_PRODUCT,
      .cor = COR_PEARSON, .prep = PREP_RAW, .op = -1, .cost = 1, .cost_pairwise = 1},
+    /* minet's build.mim with a correlation estimator: the Gaussian mutual
+     * information -0.5 log(1 - r^2) of stats' correlation (gpu_build_mim) */
+#define GAUSS_MI(nm, fam, c, cst) \
+    {.name = nm, .space = MEASURE_COLUMNS, .family = fam, .cor = c, .op = -1, \
+     .epilogue = EPI_GAUSS_MI, .warning = WARN_SD0, .cost = cst, .cost_pairwise = cst}
+    GAUSS_MI("mim.pearson", FAMILY_PRODUCT, COR_PEARSON, 1),
+    GAUSS_MI("mim.spearman", FAMILY_PRODUCT, COR_SPEARMAN, 1),
+    GAUSS_MI("mim.kendall", FAMILY_PAIR, COR_KENDALL, 100),
+#undef GAUSS_MI
 
     /* between rows: gpu_dist(), gpu_knn(), gpu_hclust(); stats::dist()'s
      * six first, in its order */

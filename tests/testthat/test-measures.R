@@ -11,7 +11,8 @@ test_that("R's method names are the C table's, in its order", {
   # estimates' prepared columns (the functions' own argument orders are
   # stats')
   cols <- tb$name[tb$space == "columns"]
-  expect_identical(cols[4:7], c("bicor", "covariance", "cor.shrink", "pcor.shrink"))
+  expect_identical(cols[4:10], c("bicor", "covariance", "cor.shrink", "pcor.shrink",
+                                 "mim.pearson", "mim.spearman", "mim.kendall"))
   expect_setequal(cols[1:3], eval(formals(gpucor::gpu_cor)$method))
   expect_setequal(cols[1:3], eval(formals(gpucor::gpu_cov)$method))
   expect_setequal(cols[c(1:4, 6:7)], eval(formals(gpucor::gpu_cor_edges)$method))
