@@ -164,7 +164,7 @@ gpu_pcor_shrink <- function(x, lambda, w, verbose = TRUE,
   if (lambda == 1 || p == 1L) return(out)
   s <- (1 - lambda) * h1
   if (!partial) {
-    out$v <- z * sqrt(s)
+    out$v <- .Call(C_gpucor_scale_copy, z, sqrt(s), o)
     return(out)
   }
   if (lambda == 0) {
@@ -174,14 +174,18 @@ gpu_pcor_shrink <- function(x, lambda, w, verbose = TRUE,
   }
   e <- eigen(g * s, symmetric = TRUE)
   d <- pmax(e$values, 0)
-  # U = diag(1 / sqrt(lambda + d)) Q' Y (n < p), or diag(sqrt(d / (lambda + d))) B'
-  u <- if (by_rows)
-    .Call(C_gpucor_crossprod, e$vectors * rep(sqrt(s / (lambda + d)), each = n), z,
-          FALSE, o)
-  else t(e$vectors * rep(sqrt(d / (lambda + d)), each = p))
-  u2 <- .colSums(u * u, nrow(u), p)
+  # U = diag(1 / sqrt(lambda + d)) Q' Y (n < p), or diag(sqrt(d / (lambda + d))) B';
+  # v_i = u_i / sqrt(1 - |u_i|^2)
+  if (by_rows) {
+    pr <- .Call(C_gpucor_shrink_partial, e$vectors * rep(sqrt(s / (lambda + d)), each = n),
+                z, o)
+    out$v <- pr[[1L]]; u2 <- pr[[2L]]
+  } else {
+    u <- t(e$vectors * rep(sqrt(d / (lambda + d)), each = p))
+    u2 <- .colSums(u * u, p, p)
+    out$v <- u * rep(1 / sqrt(1 - u2), each = p)
+  }
   out$spv <- ifelse(zero, 1, lambda / (1 - u2))
-  out$v <- u * rep(1 / sqrt(1 - u2), each = nrow(u))
   out
 }
 

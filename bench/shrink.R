@@ -17,6 +17,22 @@ cases <- list(
     t <- tm(r <- gpu_pcor_shrink(x, verbose = FALSE, backend = "gpu"))
     list(case = "gpu_pcor_shrink, 300 x 20000, GPU", t = t, n = attr(r, "lambda"))
   },
+  pcor_steps = function() {
+    x <- data(300, 20000)
+    invisible(gpu_pcor_shrink(x[, 1:500], verbose = FALSE, backend = "gpu"))
+    tp <- tm(pr <- gpucor:::.shrink_prepare(x, NULL, NULL, FALSE, TRUE))
+    o <- gpucor:::.engine_opts("gpu", "double")
+    te <- tm(r <- .Call(gpucor:::C_gpucor_cor, pr$v, NULL, "pcor.shrink", "everything", NULL,
+                        o, NULL))
+    list(case = sprintf("  its steps: columns (CPU) %.3f s + product (GPU) %.3f s", tp, te),
+         t = tp + te, n = pr$lambda)
+  },
+  cor_floor = function() {
+    x <- data(300, 20000)
+    invisible(gpu_cor(x[, 1:500], backend = "gpu"))
+    t <- tm(r <- gpu_cor(x, backend = "gpu"))
+    list(case = "  reference: gpu_cor (Pearson), 300 x 20000", t = t, n = NA)
+  },
   pcor_peer = function() {
     x <- data(300, P_PEER)
     t <- tm(r <- corpcor::pcor.shrink(x, verbose = FALSE))
@@ -53,5 +69,6 @@ cases <- list(
     list(case = "  peer: corpcor::pcor.shrink, 300 x 3000", t = t, n = attr(r, "lambda"))
   }
 )
-run_cases("bench/shrink.R", cases, a, c("pcor", "pcor_peer", "cor", "cor_peer", "edges"),
+run_cases("bench/shrink.R", cases, a, c("pcor", "pcor_steps", "pcor_peer", "cor", "cor_floor",
+                                       "cor_peer", "edges"),
           c("cpu", "cpu_peer"), "lambda", function(r) sprintf("%.4f", r$n))

@@ -40,6 +40,8 @@ SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
 SEXP gpucor_bicor_prep(SEXP x, SEXP params, SEXP opts);
 SEXP gpucor_shrink_scale(SEXP x, SEXP w, SEXP opts);
 SEXP gpucor_crossprod(SEXP a, SEXP b, SEXP rows, SEXP opts);
+SEXP gpucor_shrink_partial(SEXP m, SEXP z, SEXP opts);
+SEXP gpucor_scale_copy(SEXP a, SEXP f, SEXP opts);
 SEXP gpucor_bicor_pairs(SEXP x, SEXP fx, SEXP y, SEXP fy, SEXP params, SEXP r, SEXP opts);
 SEXP gpucor_bicor_file(SEXP zx, SEXP zy, SEXP x, SEXP y, SEXP fx, SEXP fy, SEXP params,
                        SEXP opts, SEXP file, SEXP what);
@@ -102,6 +104,8 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_bicor_prep, 3),
     CALLDEF(gpucor_shrink_scale, 3),
     CALLDEF(gpucor_crossprod, 4),
+    CALLDEF(gpucor_shrink_partial, 3),
+    CALLDEF(gpucor_scale_copy, 3),
     CALLDEF(gpucor_bicor_pairs, 7),
     CALLDEF(gpucor_bicor_file, 10),
     CALLDEF(gpucor_network, 8),

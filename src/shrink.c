@@ -58,3 +58,38 @@ SEXP gpucor_crossprod(SEXP a, SEXP b, SEXP rows, SEXP opts)
     UNPROTECT(1);
     return c;
 }
+
+/* list(v, u2): see gc_shrink_partial. */
+SEXP gpucor_shrink_partial(SEXP m, SEXP z, SEXP opts)
+{
+    if (TYPEOF(m) != REALSXP || !isMatrix(m) || TYPEOF(z) != REALSXP || !isMatrix(z) ||
+        nrows(m) != nrows(z))
+        error("internal error: invalid arguments");
+    size_t n = (size_t) nrows(z), p = (size_t) ncols(z), r = (size_t) ncols(m);
+    gc_opts o;
+    gpucor_opts(opts, &o);
+    SEXP ans = PROTECT(allocVector(VECSXP, 2));
+    SEXP v = allocMatrix(REALSXP, (int) r, (int) p);
+    SET_VECTOR_ELT(ans, 0, v);
+    SEXP u2 = allocVector(REALSXP, (R_xlen_t) p);
+    SET_VECTOR_ELT(ans, 1, u2);
+    if (gc_shrink_partial(REAL(m), r, REAL(z), n, p, REAL(v), REAL(u2), o.nthreads)) {
+        UNPROTECT(1);
+        error("out of host memory");
+    }
+    UNPROTECT(1);
+    return ans;
+}
+
+/* a * f (a double matrix), computed on the engine's threads. */
+SEXP gpucor_scale_copy(SEXP a, SEXP f, SEXP opts)
+{
+    if (TYPEOF(a) != REALSXP || !isMatrix(a) || TYPEOF(f) != REALSXP || XLENGTH(f) != 1)
+        error("internal error: invalid arguments");
+    gc_opts o;
+    gpucor_opts(opts, &o);
+    SEXP out = PROTECT(allocMatrix(REALSXP, nrows(a), ncols(a)));
+    gc_scale_copy(REAL(a), (size_t) XLENGTH(a), REAL(f)[0], REAL(out), o.nthreads);
+    UNPROTECT(1);
+    return out;
+}

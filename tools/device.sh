@@ -5,7 +5,7 @@
 #   the GPU benchmark.  Usage there (from the repository root):
 #     bash tools/device.sh [tests] [sanitize] [racecheck] [bench] [bench-<part>]
 #                          [identical] [compare] [big] [interrupt] [smoke]
-#                          [devices] [profile] [edges|paths|hclust|wgcna]
+#                          [devices] [profile] [edges|paths|hclust|wgcna|shrink|knnmi|prune]
 #                          [dist-blocks] [hdf5] [hdf5-peer] [bp|bp-<part>]
 #                          [<file>-tests] [sanitize-<file>] [dist-file]
 #                          [sanitize-dist-file] [property] [classes32]
@@ -58,8 +58,8 @@ tests)
       sum(d$passed), sum(d$failed) + sum(d$error), sum(d$skipped)))' 2>&1 | tee "$OUT/tests.log" | tail -40 ;;
 big)
   GPUCOR_BIG_TESTS=true Rscript -e 'testthat::test_file("tests/testthat/test-gpu.R", package = "gpucor", load_package = "installed")' 2>&1 | tee "$OUT/big.log" | tail -15 ;;
-edges|paths|hclust|wgcna)
-  # issue 10's, 11's, 12's and 13's tables (bench/<step>.R); CASES: a subset
+edges|paths|hclust|wgcna|shrink|knnmi|prune)
+  # issue 10's, 11's, 12's, 13's and 34's tables (bench/<step>.R); CASES: a subset
   Rscript bench/$w.R ${CASES:-} 2>&1 | tee "$OUT/$w.log" ;;
 profile-edges)
   Rscript bench/profile_edges.R ${PROFILE_PARTS:-} 2>&1 | tee "$OUT/profile-edges.log" ;;
@@ -69,7 +69,8 @@ profile-edges)
   Rscript -e 'a <- commandArgs(TRUE); r <- as.data.frame(testthat::test_file(sprintf("tests/testthat/test-%s.R", a),
     package = "gpucor", load_package = "installed", reporter = "summary")); cat(sprintf("%s tests: %d passed, %d failed, %d skipped\n",
     a, sum(r$passed), sum(r$failed) + sum(r$error), sum(r$skipped)))' "$t" 2>&1 | tee "$OUT/$w.log" | tail -30 ;;
-sanitize-edges|sanitize-paths|sanitize-hclust|sanitize-wgcna|sanitize-devices|sanitize-bpparam)
+sanitize-edges|sanitize-paths|sanitize-hclust|sanitize-wgcna|sanitize-devices|sanitize-bpparam|\
+sanitize-shrink|sanitize-mim|sanitize-knnmi|sanitize-prune)
   # memcheck with leak check, then racecheck, over one test file
   t=${w#sanitize-}
   cat > /tmp/san-$t.R <<R

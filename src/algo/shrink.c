@@ -82,6 +82,28 @@ int gc_shrink_scale(const double *x, size_t n, size_t p, const double *w,
 
 #define CP_TILE 64
 
+/* The na vectors of length m (columns of an m x na matrix, or rows of an
+ * na x m one) into columns of stride ld; rows are copied in 64 x 64 blocks
+ * so that the strided reads stay in cache. */
+static void pad_copy(const double *a, size_t na, size_t m, int rows, double *pa, size_t ld,
+                     int nthreads)
+{
+    size_t bi = (na + CP_TILE - 1) / CP_TILE, bk = (m + CP_TILE - 1) / CP_TILE;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nthreads > 0 ? nthreads : 1)
+#endif
+    for (size_t t = 0; t < bi * bk; t++) {
+        size_t i0 = (t % bi) * CP_TILE, k0 = (t / bi) * CP_TILE;
+        size_t i1 = i0 + CP_TILE < na ? i0 + CP_TILE : na;
+        size_t k1 = k0 + CP_TILE < m ? k0 + CP_TILE : m;
+        for (size_t i = i0; i < i1; i++) {
+            for (size_t k = k0; k < k1; k++) pa[i * ld + k] = rows ? a[i + k * na] : a[k + i * m];
+            if (k1 == m)
+                for (size_t k = m; k < ld; k++) pa[i * ld + k] = 0.0;   /* cpu_dot_tile's pad */
+        }
+    }
+}
+
 int gc_crossprod(const double *a, size_t na, const double *b, size_t nb, size_t m,
                  int rows, double *c, int nthreads)
 {
@@ -90,18 +112,16 @@ int gc_crossprod(const double *a, size_t na, const double *b, size_t nb, size_t 
     if (na == 0 || nb == 0) return 0;
     /* padded columns for cpu_dot_tile: the operands' columns (or rows) */
     size_t ld = (m + 3) & ~(size_t) 3;
-    double *pa = calloc(na * ld, sizeof(double));
-    double *pb = sym ? pa : calloc(nb * ld, sizeof(double));
+    /* fresh memory is first touched by the copying threads (pad_copy) */
+    double *pa = malloc(na * ld * sizeof(double));
+    double *pb = sym ? pa : malloc(nb * ld * sizeof(double));
     if (!pa || !pb) {
         free(pa);
         if (!sym) free(pb);
         return 1;
     }
-    for (size_t i = 0; i < na; i++)
-        for (size_t k = 0; k < m; k++) pa[i * ld + k] = rows ? a[i + k * na] : a[k + i * m];
-    if (!sym)
-        for (size_t j = 0; j < nb; j++)
-            for (size_t k = 0; k < m; k++) pb[j * ld + k] = rows ? b[j + k * nb] : b[k + j * m];
+    pad_copy(a, na, m, rows, pa, ld, nthreads);
+    if (!sym) pad_copy(b, nb, m, rows, pb, ld, nthreads);
     size_t ti = (na + CP_TILE - 1) / CP_TILE, tj = (nb + CP_TILE - 1) / CP_TILE;
     int failed = 0;
 #ifdef _OPENMP
@@ -137,4 +157,30 @@ int gc_crossprod(const double *a, size_t na, const double *b, size_t nb, size_t 
     free(pa);
     if (!sym) free(pb);
     return failed;
+}
+
+void gc_scale_copy(const double *a, size_t len, double f, double *out, int nthreads)
+{
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nthreads > 0 ? nthreads : 1)
+#endif
+    for (size_t k = 0; k < len; k++) out[k] = a[k] * f;
+}
+
+int gc_shrink_partial(const double *m, size_t r, const double *z, size_t n, size_t p,
+                      double *v, double *u2, int nthreads)
+{
+    if (gc_crossprod(m, r, z, p, n, 0, v, nthreads)) return 1;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nthreads > 0 ? nthreads : 1)
+#endif
+    for (size_t i = 0; i < p; i++) {
+        double *vi = v + i * r;
+        long double s = 0;
+        for (size_t k = 0; k < r; k++) s += (long double) vi[k] * vi[k];
+        u2[i] = (double) s;
+        double f = 1.0 / sqrt(1.0 - u2[i]);
+        for (size_t k = 0; k < r; k++) vi[k] *= f;
+    }
+    return 0;
 }

@@ -37,4 +37,14 @@ int gc_shrink_scale(const double *x, size_t n, size_t p, const double *w,
 int gc_crossprod(const double *a, size_t na, const double *b, size_t nb, size_t m,
                  int rows, double *c, int nthreads);
 
+/* out[k] = a[k] * f, k < len, on nthreads (the shrinkage correlation's
+ * columns: fresh memory first touched by all threads). */
+void gc_scale_copy(const double *a, size_t len, double f, double *out, int nthreads);
+
+/* The partial correlation's columns: u_i = t(m) z_i (m: n x r, the scaled
+ * eigenvectors; z: n x p), u2[i] = |u_i|^2, v_i = u_i / sqrt(1 - u2[i])
+ * into v (r x p).  Returns 0, or 1 when out of memory. */
+int gc_shrink_partial(const double *m, size_t r, const double *z, size_t n, size_t p,
+                      double *v, double *u2, int nthreads);
+
 #endif
