@@ -124,6 +124,7 @@ void gc_aracne_apply_mask(const double *mi, size_t n, const unsigned char *mask,
 #pragma omp parallel for num_threads(nthreads) schedule(static)
 #endif
     for (size_t j = 0; j < n; j++) memcpy(out + j * n, mi + j * n, n * sizeof *out);
+    if (!mask) return;
     /* the mirror writes cross columns: serial (n^2 bytes read, few writes) */
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < i; j++)
@@ -279,6 +280,37 @@ int gc_clr_cpu(const double *mi, size_t n, double *out, gc_host *host, int *thre
 
 /* ---- MRNET --------------------------------------------------------------- */
 
+/* Target i's greedy selection into res (its column of the result, zeros
+ * on entry); sel and rs: n bytes and n doubles of scratch. */
+static void mrnet_target(const double *mi, size_t n, size_t i, double *res, unsigned char *sel,
+                         double *rs)
+{
+    const double *ci = mi + i * n;
+    memset(sel, 0, n);
+    sel[i] = 1;
+    for (size_t j = 0; j < n; j++) rs[j] = 0;
+    for (size_t turn = 0; turn < n; turn++) {
+        /* the best score, the first index on ties (parmigene's 's > max') */
+        double max = 0;
+        size_t at = 0;
+        for (size_t j = 0; j < n; j++) {
+            if (sel[j]) continue;
+            double s = ci[j];
+            if (turn) s -= rs[j] / (double) (int) turn;
+            if (s > max) {
+                max = s;
+                at = j;
+            }
+        }
+        if (max <= 0) break;
+        res[at] = max;
+        sel[at] = 1;
+        const double *ca = mi + at * n;
+        for (size_t j = 0; j < n; j++)
+            if (!sel[j]) rs[j] += ca[j];
+    }
+}
+
 int gc_mrnet_cpu(const double *mi, size_t n, double *out, gc_host *host, int *threads_used,
                  char *msg, size_t msgcap)
 {
@@ -287,56 +319,44 @@ int gc_mrnet_cpu(const double *mi, size_t n, double *out, gc_host *host, int *th
     int failed = 0;
     if (n == 0) return GPUCOR_OK;
     memset(out, 0, n * n * sizeof *out);
-    /* target i's scores go to column i: parmigene's res[i * n + j] */
+    /* target i's scores go to column i: parmigene's res[i * n + j]; the
+     * targets in batches between interrupt checks */
+    const size_t batch = (size_t) nt * 16;
+    int status = GPUCOR_OK;
+    for (size_t b0 = 0; b0 < n && !failed; b0 += batch) {
+        size_t b1 = b0 + batch < n ? b0 + batch : n;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nt)
 #endif
-    {
-        unsigned char *sel = malloc(n);
-        double *rs = malloc(n * sizeof *rs);
-        if (!sel || !rs) {
+        {
+            unsigned char *sel = malloc(n);
+            double *rs = malloc(n * sizeof *rs);
+            if (!sel || !rs) {
 #ifdef _OPENMP
 #pragma omp atomic write
 #endif
-            failed = 1;
-        } else {
+                failed = 1;
+            } else {
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
-            for (size_t i = 0; i < n; i++) {
-                const double *ci = mi + i * n;
-                double *res = out + i * n;
-                memset(sel, 0, n);
-                sel[i] = 1;
-                for (size_t j = 0; j < n; j++) rs[j] = 0;
-                for (size_t turn = 0; turn < n; turn++) {
-                    double max = 0;
-                    size_t at = 0;
-                    for (size_t j = 0; j < n; j++) {
-                        if (sel[j]) continue;
-                        double s = ci[j];
-                        if (turn) s -= rs[j] / (double) (int) turn;
-                        if (s > max) {
-                            max = s;
-                            at = j;
-                        }
-                    }
-                    if (max <= 0) break;
-                    res[at] = max;
-                    sel[at] = 1;
-                    const double *ca = mi + at * n;
-                    for (size_t j = 0; j < n; j++)
-                        if (!sel[j]) rs[j] += ca[j];
-                }
+                for (size_t i = b0; i < b1; i++) mrnet_target(mi, n, i, out + i * n, sel, rs);
             }
+            free(sel);
+            free(rs);
         }
-        free(sel);
-        free(rs);
+        if (failed) break;
+        if (host->interrupted && host->interrupted()) {
+            status = GPUCOR_ERR_INTERRUPT;
+            break;
+        }
+        if (host->progress) host->progress(host->progress_ctx, (double) b1 / (double) n);
     }
     if (failed) {
         snprintf(msg, msgcap, "out of host memory");
         return GPUCOR_ERR_ALLOC;
     }
+    if (status != GPUCOR_OK) return status;
     /* the larger direction, both halves, in 64 x 64 tiles */
     const size_t T = 64, nb = (n + T - 1) / T;
 #ifdef _OPENMP
@@ -349,6 +369,5 @@ int gc_mrnet_cpu(const double *mi, size_t n, double *out, gc_host *host, int *th
                     double a = out[i + j * n], c = out[j + i * n];
                     out[i + j * n] = out[j + i * n] = a > c ? a : c;
                 }
-    if (host->interrupted && host->interrupted()) return GPUCOR_ERR_INTERRUPT;
     return GPUCOR_OK;
 }

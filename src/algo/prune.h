@@ -31,6 +31,7 @@
 
 #include <stddef.h>
 #include "../engine/engine.h"
+#include "../engine/layout.h"   /* GC_HOST_DEVICE */
 
 /* What gc_prune_check() found. */
 enum { PRUNE_OK = 0, PRUNE_NONFINITE, PRUNE_ASYMMETRIC };
@@ -52,7 +53,10 @@ typedef struct {
 } gc_aracne_job;
 
 /* parmigene's decision for the triangle i > j > k with x = mi[i, j],
- * y = mi[j, k], z = mi[i, k]: 0 none, 1 x, 2 y, 3 z is removed. */
+ * y = mi[j, k], z = mi[i, k]: 0 none, 1 x, 2 y, 3 z is removed.  (Where a
+ * compiler contracts v * eta - eps into one fused multiply-add the value
+ * is the same: either eta = 1 or eps = 0.) */
+GC_HOST_DEVICE
 static inline int gc_aracne_tree(double x, double y, double z, double eps, double eta)
 {
     if (x <= y) {
@@ -70,8 +74,9 @@ static inline int gc_aracne_tree(double x, double y, double z, double eps, doubl
 
 /* Whether parmigene removes the pair (p, q), p > q, in some triangle: the
  * tree over every k != p, q (mi: ld rows per column). */
-static inline int gc_aracne_pair_removed(const double *mi, size_t ld, size_t n, size_t p,
-                                         size_t q, double eps, double eta)
+GC_HOST_DEVICE
+static inline int gc_aracne_pair_removed(const double *mi, size_t ld, size_t n, size_t p, size_t q,
+                                         double eps, double eta)
 {
     const double *cp = mi + p * ld, *cq = mi + q * ld;
     double e = cp[q];
@@ -93,7 +98,7 @@ int gc_aracne_cpu(const gc_aracne_job *job, gc_host *host, int *threads_used, ch
                   size_t msgcap);
 
 /* out = mi, then out[j, i] = out[i, j] = 0 for the pairs j < i whose
- * mask[j + i ldm] is nonzero (the GPU's decisions). */
+ * mask[j + i ldm] is nonzero (the GPU's decisions; mask NULL: none). */
 void gc_aracne_apply_mask(const double *mi, size_t n, const unsigned char *mask, size_t ldm,
                           double *out, int nthreads);
 
