@@ -33,6 +33,8 @@ SEXP gpucor_edges_pass(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP op
                        SEXP crit, SEXP spec);
 SEXP gpucor_apsp(SEXP w, SEXP size, SEXP weights, SEXP threshold, SEXP directed,
                  SEXP what, SEXP opts);
+SEXP gpucor_aracne(SEXP mi, SEXP eps, SEXP eta, SEXP opts);
+SEXP gpucor_clr_mrnet(SEXP mi, SEXP what, SEXP opts);
 SEXP gpucor_hclust(SEXP data, SEXP size, SEXP method, SEXP members, SEXP metric,
                    SEXP power, SEXP opts, SEXP inplace);
 SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
@@ -100,6 +102,8 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_edges_pass, 8),
     CALLDEF(gpucor_knn, 7),
     CALLDEF(gpucor_apsp, 7),
+    CALLDEF(gpucor_aracne, 4),
+    CALLDEF(gpucor_clr_mrnet, 3),
     CALLDEF(gpucor_hclust, 8),
     CALLDEF(gpucor_bicor_prep, 3),
     CALLDEF(gpucor_shrink_scale, 3),

@@ -1,0 +1,103 @@
+/*
+ * prune.c -- .Call entry points of gpu_aracne_a(), gpu_aracne_m(),
+ * gpu_clr() and gpu_mrnet() (R/prune.R): check the mutual-information
+ * matrix (finite, symmetric), run algo/prune.h on the CPU or (ARACNE) the
+ * GPU, return the n x n result.
+ */
+#include <R.h>
+#include <Rinternals.h>
+#include <stdio.h>
+#include <string.h>
+#include "gpucor.h"
+#include "status.h"
+#include "algo/prune.h"
+#include "algo/dispatch.h"
+
+/* mi's size, checked; raises for a value that is not finite or a pair
+ * that differs from its mirror.  *negative: a value below 0 off the
+ * diagonal. */
+static size_t checked(SEXP mi, const gc_opts *o, int *negative)
+{
+    if (TYPEOF(mi) != REALSXP || !isMatrix(mi)) error("'mi' must be a double matrix");
+    size_t n = (size_t) nrows(mi);
+    if ((size_t) ncols(mi) != n) error("'mi' must be a square matrix");
+    size_t i = 0, j = 0;
+    const double *v = REAL(mi);
+    switch (gc_prune_check(v, n, &i, &j, negative, o->nthreads)) {
+    case PRUNE_NONFINITE:
+        error("'mi' must have finite values (mi[%zu, %zu] is %g)", i + 1, j + 1, v[i + j * n]);
+    case PRUNE_ASYMMETRIC:
+        error("'mi' must be symmetric (mi[%zu, %zu] = %.17g but mi[%zu, %zu] = %.17g)",
+              i + 1, j + 1, v[i + j * n], j + 1, i + 1, v[j + i * n]);
+    default:
+        break;
+    }
+    return n;
+}
+
+/* The end of a run: the R error, or the team's size as attribute. */
+static SEXP finish(SEXP ans, int status, const char *fun, const char *msg, const gc_opts *o,
+                   int used)
+{
+    if (status != GPUCOR_OK) {
+        UNPROTECT(1);
+        gpucor_raise_msg(status, fun, msg);
+    }
+    if (used) gpucor_set_threads(ans, o, used);
+    UNPROTECT(1);
+    return ans;
+}
+
+/* ARACNE with parmigene's f(v) = v * eta - eps (aracne.a: eta = 1;
+ * aracne.m: eps = 0, eta = 1 - tau). */
+SEXP gpucor_aracne(SEXP mi, SEXP eps, SEXP eta, SEXP opts)
+{
+    gc_opts o;
+    gpucor_opts(opts, &o);
+    int negative = 0;
+    size_t n = checked(mi, &o, &negative);
+    gc_aracne_job job;
+    memset(&job, 0, sizeof job);
+    job.mi = REAL(mi);
+    job.n = n;
+    job.eps = asReal(eps);
+    job.eta = asReal(eta);
+    /* see prune.h: the max-min rule is parmigene's tree where f(v) <= v */
+    job.maxmin = job.eta == 1 || !negative;
+    job.block = o.cpu_tile;
+    SEXP ans = PROTECT(allocMatrix(REALSXP, (int) n, (int) n));
+    job.out = REAL(ans);
+    gpucor_progress pr;
+    gc_host host;
+    gpucor_host_init(&host, &o, &pr);
+    char msg[512] = "";
+    int status, used = 0;
+    if (o.gpu) {
+#ifdef GPUCOR_CUDA
+        status = gc_aracne_cuda(&job, &host, msg, sizeof msg);
+#else
+        status = gc_no_cuda(msg, sizeof msg);
+#endif
+    } else {
+        status = gc_aracne_cpu(&job, &host, &used, msg, sizeof msg);
+    }
+    return finish(ans, status, "gpu_aracne", msg, &o, used);
+}
+
+/* what: 0 CLR, 1 MRNET (the CPU engine). */
+SEXP gpucor_clr_mrnet(SEXP mi, SEXP what, SEXP opts)
+{
+    gc_opts o;
+    gpucor_opts(opts, &o);
+    int negative = 0, mr = asInteger(what) == 1;
+    size_t n = checked(mi, &o, &negative);
+    SEXP ans = PROTECT(allocMatrix(REALSXP, (int) n, (int) n));
+    gpucor_progress pr;
+    gc_host host;
+    gpucor_host_init(&host, &o, &pr);
+    char msg[512] = "";
+    int used = 0;
+    int status = mr ? gc_mrnet_cpu(REAL(mi), n, REAL(ans), &host, &used, msg, sizeof msg)
+                    : gc_clr_cpu(REAL(mi), n, REAL(ans), &host, &used, msg, sizeof msg);
+    return finish(ans, status, mr ? "gpu_mrnet" : "gpu_clr", msg, &o, used);
+}
