@@ -6,9 +6,9 @@
 #'
 #' `gpu_build_mim()` computes what `minet::build.mim(dataset, estimator)`
 #' computes for its correlation estimators: the mutual information of two
-#' variables under a bivariate normal model, \eqn{-\frac12 \log(1 - r^2)}, from
+#' variables under a bivariate normal model, `-0.5 * log(1 - r^2)`, from
 #' Pearson's, Spearman's or Kendall's correlation `r` over the complete
-#' observations (`use = "complete.obs"`), with \eqn{r^2} capped at 0.999999
+#' observations (`use = "complete.obs"`), with `r^2` capped at 0.999999
 #' and a zero diagonal.  The correlations come from the GPU or CPU engine
 #' and the transform is applied as each tile lands (no second p x p pass).
 #'
