@@ -1,0 +1,166 @@
+/*
+ * knnmi.h -- Kraskov's second mutual-information estimator as parmigene's
+ * knnmi.all() computes it, shared by the CPU producer (cpu/knnmi.c) and the
+ * GPU producer (cuda/knnmi.cu): the variables prepared once on the host
+ * (knnmi.c), and the estimate of one pair (gc_knnmi_pair), one definition
+ * for host and device, so both engines do the same double arithmetic in the
+ * same order and agree to the bit.  R-free: it compiles as C and as CUDA C++.
+ *
+ * The items are the n rows of the problem's x (variables), its p columns the
+ * samples.  Each variable is normalised as parmigene's normalize() does it:
+ * mean (a plain double sum over n), sd with divisor n - 1, (x - mean) / sd,
+ * then its minimum subtracted; a variable of zero sd is left as it is; one
+ * whose mean or sd is infinite gives NaN against every other (parmigene's
+ * 0 from normalize()).  The problem's jitter, if any, is then added (where
+ * parmigene adds its noise).
+ *
+ * For a pair (X, Y) and each sample i: the k nearest other samples in the
+ * max norm, max(|x_i - x_j|, |y_i - y_j|), ties at the k-th distance broken
+ * by the smaller sample index j; eps_x(i), eps_y(i) the largest |x_i - x_j|,
+ * |y_i - y_j| over those k; n_x(i) the number of samples j != i with
+ * |x_i - x_j| <= eps_x(i) (n_y alike).  The estimate is
+ *   psi(k) + psi(m) - 1/k - mean_i(psi(n_x(i)) + psi(n_y(i)))
+ * with m samples and psi parmigene's table (psi(1) = -Euler's gamma,
+ * psi(j + 1) = psi(j) + 1/j, summed in double).
+ *
+ * The search walks the samples in the order of X (each variable sorted once
+ * by prepare) outwards from x_i: the k nearest in x, then each side while
+ * its gap in x does not exceed the k-th distance found: about sqrt(k m)
+ * samples a point on continuous data, O(m sqrt(k m)) a pair instead of
+ * O(m^2); the counts walk the sorted X and Y.
+ */
+#ifndef GPUCOR_KNNMI_H
+#define GPUCOR_KNNMI_H
+
+#include <stddef.h>
+#include <math.h>
+#include "layout.h"
+#include "problem.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The prepared variables (host or device pointers), n variables of m
+ * samples each: variable v's values at val + v * m, the same ascending at
+ * sorted + v * m (ties by sample index), the sample at each rank in ord, the
+ * rank of each sample in rank. */
+typedef struct {
+    size_t n, m, k;
+    const double *val, *sorted;
+    const int *ord, *rank;
+    const unsigned char *ok;   /* 0: mean or sd infinite (NaN pairs) */
+    const double *psi;         /* psi[j - 1] = psi(j), j = 1 .. m */
+} gc_knnmi_view;
+
+/* The host arrays behind a view: one block of 'bytes', which the GPU
+ * copies as it is and lays out alike (gc_knnmi_layout). */
+typedef struct {
+    gc_knnmi_view v;
+    void *mem;
+    size_t bytes;
+} gc_knnmi_prep;
+
+/* The bytes of the block of n variables of m samples ... */
+size_t gc_knnmi_bytes(size_t n, size_t m);
+/* ... and the view of such a block at mem (host or device memory). */
+gc_knnmi_view gc_knnmi_layout(void *mem, size_t n, size_t m, size_t k);
+
+/* Prepares the problem's variables (pb->n rows of pb->p samples, pb->k
+ * neighbours, pb->jitter added after the normalisation) into *out.  Checks
+ * 2 <= k < m.  Returns a status (and a message); gc_knnmi_free releases. */
+int gc_knnmi_prepare(const gc_problem *pb, gc_knnmi_prep *out, char *msg, size_t msgcap);
+void gc_knnmi_free(gc_knnmi_prep *prep);
+
+#ifdef __cplusplus
+}
+#endif
+
+/* Whether (d, j) comes before (e, l): nearer, or as near with a smaller
+ * index (the tie rule). */
+GC_HOST_DEVICE static inline int gc_knnmi_before(double d, int j, double e, int l)
+{
+    return d < e || (d == e && j < l);
+}
+
+/* Sample j, at distance d, into the list nd/nj of the cnt nearest so far
+ * (ascending by (distance, index), at most k kept). */
+GC_HOST_DEVICE static inline void gc_knnmi_offer(double d, int j, double *nd, int *nj,
+                                                 size_t stride, size_t k, size_t *cnt)
+{
+    size_t t;
+    if (*cnt == k) {
+        if (!gc_knnmi_before(d, j, nd[(k - 1) * stride], nj[(k - 1) * stride])) return;
+        t = k - 1;
+    } else {
+        t = (*cnt)++;
+    }
+    while (t > 0 && gc_knnmi_before(d, j, nd[(t - 1) * stride], nj[(t - 1) * stride])) {
+        nd[t * stride] = nd[(t - 1) * stride];
+        nj[t * stride] = nj[(t - 1) * stride];
+        t--;
+    }
+    nd[t * stride] = d;
+    nj[t * stride] = j;
+}
+
+/* The estimate for variables a and b (a != b, both ok).  nd, nj: room for
+ * k neighbours (distance, sample), element t at [t * stride] (a GPU thread
+ * interleaves its list with its neighbours').  yx: NULL, or Y's values in
+ * the order of X (yx[q] = Y[ord_X[q]], which the CPU lays out once per pair
+ * so that the walk reads memory in order); the values, and so the
+ * arithmetic, are the same either way. */
+GC_HOST_DEVICE static inline double gc_knnmi_pair(const gc_knnmi_view *v, size_t a,
+                                                  size_t b, double *nd, int *nj,
+                                                  size_t stride, const double *yx)
+{
+    const size_t m = v->m, k = v->k;
+    const double *X = v->val + a * m, *Y = v->val + b * m;
+    const double *sX = v->sorted + a * m, *sY = v->sorted + b * m;
+    const int *oX = v->ord + a * m;
+    const int *rX = v->rank + a * m, *rY = v->rank + b * m;
+    double accum = 0;
+#define GC_KNNMI_OFFER(q)                                                     \
+    do {                                                                      \
+        int j_ = oX[q];                                                       \
+        double g_ = fabs(xi - sX[q]), dy_ = fabs(yi - (yx ? yx[q] : Y[j_]));  \
+        gc_knnmi_offer(g_ > dy_ ? g_ : dy_, j_, nd, nj, stride, k, &cnt);     \
+    } while (0)
+    for (size_t i = 0; i < m; i++) {
+        const double xi = X[i], yi = Y[i];
+        const size_t r = (size_t) rX[i];
+        size_t cnt = 0, lo = r, hi = r + 1;   /* the next below is lo - 1 */
+        /* the k nearest in x first (k < m: there are enough) ... */
+        while (cnt < k) {
+            int take_lo = lo > 0 && (hi >= m || xi - sX[lo - 1] <= sX[hi] - xi);
+            size_t q = take_lo ? --lo : hi++;
+            GC_KNNMI_OFFER(q);
+        }
+        /* ... then each side outwards while its gap in x, a bound on the
+         * distance of every sample further along, can still beat the k-th */
+        for (size_t q = lo; q > 0 && xi - sX[q - 1] <= nd[(k - 1) * stride]; q--)
+            GC_KNNMI_OFFER(q - 1);
+        for (size_t q = hi; q < m && sX[q] - xi <= nd[(k - 1) * stride]; q++)
+            GC_KNNMI_OFFER(q);
+        /* the ranges in x and in y of those k (parmigene's find_range) */
+        double ex = 0, ey = 0;
+        for (size_t t = 0; t < k; t++) {
+            int j = nj[t * stride];
+            double dx = fabs(xi - X[j]), dy = fabs(yi - Y[j]);
+            if (dx > ex) ex = dx;
+            if (dy > ey) ey = dy;
+        }
+        /* the other samples within them (parmigene's region_count) */
+        size_t nx = 0, ny = 0;
+        for (size_t q = r; q > 0 && xi - sX[q - 1] <= ex; q--) nx++;
+        for (size_t q = r + 1; q < m && sX[q] - xi <= ex; q++) nx++;
+        const size_t ry = (size_t) rY[i];
+        for (size_t q = ry; q > 0 && yi - sY[q - 1] <= ey; q--) ny++;
+        for (size_t q = ry + 1; q < m && sY[q] - yi <= ey; q++) ny++;
+        accum += v->psi[nx - 1] + v->psi[ny - 1];
+    }
+#undef GC_KNNMI_OFFER
+    return v->psi[k - 1] + v->psi[m - 1] - 1.0 / (double) k - accum / (double) m;
+}
+
+#endif
