@@ -23,11 +23,11 @@
  * with m samples and psi parmigene's table (psi(1) = -Euler's gamma,
  * psi(j + 1) = psi(j) + 1/j, summed in double).
  *
- * The search walks the samples in the order of X (each variable sorted once
- * by prepare) outwards from x_i: the k nearest in x, then each side while
- * its gap in x does not exceed the k-th distance found: about sqrt(k m)
- * samples a point on continuous data, O(m sqrt(k m)) a pair instead of
- * O(m^2); the counts walk the sorted X and Y.
+ * The search walks the samples in the order of X or of Y (each variable
+ * sorted once by prepare) outwards from sample i: the k nearest in that
+ * variable, then each side while its gap does not exceed the k-th distance
+ * found: about sqrt(k m) samples a point on continuous data, O(m sqrt(k m))
+ * a pair instead of O(m^2); the counts walk the sorted X and Y.
  */
 #ifndef GPUCOR_KNNMI_H
 #define GPUCOR_KNNMI_H
@@ -104,44 +104,65 @@ GC_HOST_DEVICE static inline void gc_knnmi_offer(double d, int j, double *nd, in
     nj[t * stride] = j;
 }
 
+/* The k nearest samples to sample i (whose value in A is ai, in B bi, at
+ * rank r of A), into nd/nj: walking the samples in the order of A (sA
+ * sorted, oA the samples; their values in B are bA[q], or B[oA[q]] where
+ * bA is NULL) outwards from r. */
+GC_HOST_DEVICE static inline void gc_knnmi_walk(double ai, double bi, size_t r,
+                                                const double *sA, const int *oA,
+                                                const double *bA, const double *B,
+                                                size_t m, size_t k, double *nd, int *nj,
+                                                size_t stride)
+{
+    size_t cnt = 0, lo = r, hi = r + 1;   /* the next below is lo - 1 */
+#define GC_KNNMI_OFFER(q)                                                     \
+    do {                                                                      \
+        double g_ = fabs(ai - sA[q]);                                         \
+        double db_ = fabs(bi - (bA ? bA[q] : B[oA[q]]));                      \
+        gc_knnmi_offer(g_ > db_ ? g_ : db_, oA[q], nd, nj, stride, k, &cnt);  \
+    } while (0)
+    /* the k nearest in A first (k < m: there are enough) ... */
+    while (cnt < k) {
+        int take_lo = lo > 0 && (hi >= m || ai - sA[lo - 1] <= sA[hi] - ai);
+        size_t q = take_lo ? --lo : hi++;
+        GC_KNNMI_OFFER(q);
+    }
+    /* ... then each side outwards while its gap in A, a bound on the
+     * distance of every sample further along, can still beat the k-th */
+    for (size_t q = lo; q > 0 && ai - sA[q - 1] <= nd[(k - 1) * stride]; q--)
+        GC_KNNMI_OFFER(q - 1);
+    for (size_t q = hi; q < m && sA[q] - ai <= nd[(k - 1) * stride]; q++)
+        GC_KNNMI_OFFER(q);
+#undef GC_KNNMI_OFFER
+}
+
 /* The estimate for variables a and b (a != b, both ok).  nd, nj: room for
  * k neighbours (distance, sample), element t at [t * stride] (a GPU thread
- * interleaves its list with its neighbours').  yx: NULL, or Y's values in
- * the order of X (yx[q] = Y[ord_X[q]], which the CPU lays out once per pair
- * so that the walk reads memory in order); the values, and so the
- * arithmetic, are the same either way. */
+ * interleaves its list with its neighbours').  yx, xy: NULL, or Y's values
+ * in the order of X and X's in the order of Y (the CPU lays them out once
+ * per pair so that the walks read memory in order), else a GPU thread
+ * gathers them.  Each sample's walk goes along the variable in which it
+ * sits sparser (the wider span of its 2k neighbours in rank): the band it
+ * walks then holds fewer samples.  The neighbours found, and so the
+ * arithmetic, are the same whichever way it walks. */
 GC_HOST_DEVICE static inline double gc_knnmi_pair(const gc_knnmi_view *v, size_t a,
                                                   size_t b, double *nd, int *nj,
-                                                  size_t stride, const double *yx)
+                                                  size_t stride, const double *yx,
+                                                  const double *xy)
 {
     const size_t m = v->m, k = v->k;
     const double *X = v->val + a * m, *Y = v->val + b * m;
     const double *sX = v->sorted + a * m, *sY = v->sorted + b * m;
-    const int *oX = v->ord + a * m;
+    const int *oX = v->ord + a * m, *oY = v->ord + b * m;
     const int *rX = v->rank + a * m, *rY = v->rank + b * m;
     double accum = 0;
-#define GC_KNNMI_OFFER(q)                                                     \
-    do {                                                                      \
-        int j_ = oX[q];                                                       \
-        double g_ = fabs(xi - sX[q]), dy_ = fabs(yi - (yx ? yx[q] : Y[j_]));  \
-        gc_knnmi_offer(g_ > dy_ ? g_ : dy_, j_, nd, nj, stride, k, &cnt);     \
-    } while (0)
     for (size_t i = 0; i < m; i++) {
         const double xi = X[i], yi = Y[i];
-        const size_t r = (size_t) rX[i];
-        size_t cnt = 0, lo = r, hi = r + 1;   /* the next below is lo - 1 */
-        /* the k nearest in x first (k < m: there are enough) ... */
-        while (cnt < k) {
-            int take_lo = lo > 0 && (hi >= m || xi - sX[lo - 1] <= sX[hi] - xi);
-            size_t q = take_lo ? --lo : hi++;
-            GC_KNNMI_OFFER(q);
-        }
-        /* ... then each side outwards while its gap in x, a bound on the
-         * distance of every sample further along, can still beat the k-th */
-        for (size_t q = lo; q > 0 && xi - sX[q - 1] <= nd[(k - 1) * stride]; q--)
-            GC_KNNMI_OFFER(q - 1);
-        for (size_t q = hi; q < m && sX[q] - xi <= nd[(k - 1) * stride]; q++)
-            GC_KNNMI_OFFER(q);
+        const size_t rx = (size_t) rX[i], ry = (size_t) rY[i];
+        double wx = sX[rx + k < m ? rx + k : m - 1] - sX[rx > k ? rx - k : 0];
+        double wy = sY[ry + k < m ? ry + k : m - 1] - sY[ry > k ? ry - k : 0];
+        if (wx >= wy) gc_knnmi_walk(xi, yi, rx, sX, oX, yx, Y, m, k, nd, nj, stride);
+        else gc_knnmi_walk(yi, xi, ry, sY, oY, xy, X, m, k, nd, nj, stride);
         /* the ranges in x and in y of those k (parmigene's find_range) */
         double ex = 0, ey = 0;
         for (size_t t = 0; t < k; t++) {
@@ -152,14 +173,12 @@ GC_HOST_DEVICE static inline double gc_knnmi_pair(const gc_knnmi_view *v, size_t
         }
         /* the other samples within them (parmigene's region_count) */
         size_t nx = 0, ny = 0;
-        for (size_t q = r; q > 0 && xi - sX[q - 1] <= ex; q--) nx++;
-        for (size_t q = r + 1; q < m && sX[q] - xi <= ex; q++) nx++;
-        const size_t ry = (size_t) rY[i];
+        for (size_t q = rx; q > 0 && xi - sX[q - 1] <= ex; q--) nx++;
+        for (size_t q = rx + 1; q < m && sX[q] - xi <= ex; q++) nx++;
         for (size_t q = ry; q > 0 && yi - sY[q - 1] <= ey; q--) ny++;
         for (size_t q = ry + 1; q < m && sY[q] - yi <= ey; q++) ny++;
         accum += v->psi[nx - 1] + v->psi[ny - 1];
     }
-#undef GC_KNNMI_OFFER
     return v->psi[k - 1] + v->psi[m - 1] - 1.0 / (double) k - accum / (double) m;
 }
 
