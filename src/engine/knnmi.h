@@ -136,6 +136,27 @@ GC_HOST_DEVICE static inline void gc_knnmi_walk(double ai, double bi, size_t r,
 #undef GC_KNNMI_OFFER
 }
 
+/* The number of samples other than the one of value ai at rank r of the
+ * sorted s[0 .. m - 1] within e of it (ai - s[q] <= e below, s[q] - ai <=
+ * e above, as parmigene's region_count), given a sample at rank rj as far
+ * as e: every rank between the two is within e (rounding is monotone), so
+ * only the ties beyond rj and the other side are walked. */
+GC_HOST_DEVICE static inline size_t gc_knnmi_count(double ai, double e, size_t r, size_t rj,
+                                                   const double *s, size_t m)
+{
+    size_t c = 0, lo = r, hi = r + 1;   /* the next below is lo - 1 */
+    if (rj < r) {
+        c = r - rj;
+        lo = rj;
+    } else if (rj > r) {
+        c = rj - r;
+        hi = rj + 1;
+    }
+    for (; lo > 0 && ai - s[lo - 1] <= e; lo--) c++;
+    for (; hi < m && s[hi] - ai <= e; hi++) c++;
+    return c;
+}
+
 /* The estimate for variables a and b (a != b, both ok).  nd, nj: room for
  * k neighbours (distance, sample), element t at [t * stride] (a GPU thread
  * interleaves its list with its neighbours').  yx, xy: NULL, or Y's values
@@ -163,20 +184,19 @@ GC_HOST_DEVICE static inline double gc_knnmi_pair(const gc_knnmi_view *v, size_t
         double wy = sY[ry + k < m ? ry + k : m - 1] - sY[ry > k ? ry - k : 0];
         if (wx >= wy) gc_knnmi_walk(xi, yi, rx, sX, oX, yx, Y, m, k, nd, nj, stride);
         else gc_knnmi_walk(yi, xi, ry, sY, oY, xy, X, m, k, nd, nj, stride);
-        /* the ranges in x and in y of those k (parmigene's find_range) */
+        /* the ranges in x and in y of those k (parmigene's find_range),
+         * and a neighbour at each */
         double ex = 0, ey = 0;
+        int jx = nj[0], jy = nj[0];
         for (size_t t = 0; t < k; t++) {
             int j = nj[t * stride];
             double dx = fabs(xi - X[j]), dy = fabs(yi - Y[j]);
-            if (dx > ex) ex = dx;
-            if (dy > ey) ey = dy;
+            if (dx > ex) { ex = dx; jx = j; }
+            if (dy > ey) { ey = dy; jy = j; }
         }
         /* the other samples within them (parmigene's region_count) */
-        size_t nx = 0, ny = 0;
-        for (size_t q = rx; q > 0 && xi - sX[q - 1] <= ex; q--) nx++;
-        for (size_t q = rx + 1; q < m && sX[q] - xi <= ex; q++) nx++;
-        for (size_t q = ry; q > 0 && yi - sY[q - 1] <= ey; q--) ny++;
-        for (size_t q = ry + 1; q < m && sY[q] - yi <= ey; q++) ny++;
+        size_t nx = gc_knnmi_count(xi, ex, rx, (size_t) rX[jx], sX, m);
+        size_t ny = gc_knnmi_count(yi, ey, ry, (size_t) rY[jy], sY, m);
         accum += v->psi[nx - 1] + v->psi[ny - 1];
     }
     return v->psi[k - 1] + v->psi[m - 1] - 1.0 / (double) k - accum / (double) m;
