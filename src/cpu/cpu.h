@@ -107,13 +107,18 @@ void cpu_dense_rank(const double *x, size_t n, int *out, size_t *idx,
  * A correlation measure (FAMILY_PRODUCT or FAMILY_PAIR) between the columns
  * of x (and y), or between the rows of x (between_rows: stats' rules of
  * 1 - cor(t(x)), the zero-sd warning per pair) (correlate.c); a distance op
- * between the rows of x (distance.c).  The values go to sink; out gets the
+ * between the rows of x (distance.c); the k-NN mutual information between
+ * the rows of x (knnmi.c).  The values go to sink; out gets the
  * warnings' flags and the team size. */
 int cpu_run(const gc_problem *pb, const gc_sink *sink, const gc_host *host, gc_pass *out);
 int cpu_cor_run(const gc_problem *pb, const gc_sink *sink, const gc_host *host,
                 gc_pass *out);
 int cpu_dist_run(const gc_problem *pb, const gc_sink *sink, const gc_host *host,
                  gc_pass *out);
+/* Kraskov's mutual information between the rows of x, as parmigene's
+ * knnmi.all() (knnmi.c; the estimator in engine/knnmi.h). */
+int cpu_knnmi_run(const gc_problem *pb, const gc_sink *sink, const gc_host *host,
+                  gc_pass *out);
 
 
 /* Whether stats' pairwise code gives "the standard deviation is zero" for

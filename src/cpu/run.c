@@ -11,6 +11,7 @@ static const cpu_producer producers[] = {
     [FAMILY_PRODUCT] = cpu_cor_run,    /* correlate.c */
     [FAMILY_PAIR] = cpu_cor_run,       /* correlate.c (Kendall's tiles) */
     [FAMILY_DISTANCE] = cpu_dist_run,  /* distance.c */
+    [FAMILY_KNNMI] = cpu_knnmi_run,    /* knnmi.c */
 };
 
 int cpu_run(const gc_problem *pb, const gc_sink *sink, const gc_host *host, gc_pass *out)

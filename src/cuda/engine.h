@@ -29,6 +29,10 @@ int gpucor_cuda_cor(const gc_problem *pb, const gc_sink *sink, gc_host *host,
                     gc_pass *out, char *msg, size_t msgcap);
 int gpucor_cuda_dist(const gc_problem *pb, const gc_sink *sink, gc_host *host,
                      gc_pass *out, char *msg, size_t msgcap);
+/* Kraskov's mutual information between the rows of x, as parmigene's
+ * knnmi.all() (knnmi.cu; the estimator in engine/knnmi.h), in double. */
+int gpucor_cuda_knnmi(const gc_problem *pb, const gc_sink *sink, gc_host *host,
+                      gc_pass *out, char *msg, size_t msgcap);
 
 /* Frees the cached stream, cuBLAS handle and pinned buffers (at exit and
  * unload). */

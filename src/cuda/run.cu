@@ -213,9 +213,10 @@ static const gc_cuda_producer producers[] = {
     /* FAMILY_PRODUCT */ gpucor_cuda_cor,    /* cor.cu */
     /* FAMILY_PAIR */ gpucor_cuda_cor,       /* cor.cu -> kendall.cu */
     /* FAMILY_DISTANCE */ gpucor_cuda_dist,  /* distance.cu */
+    /* FAMILY_KNNMI */ gpucor_cuda_knnmi,    /* knnmi.cu */
 };
-static_assert(FAMILY_PRODUCT == 0 && FAMILY_PAIR == 1 && FAMILY_DISTANCE == 2,
-              "producers follows the FAMILY_* order");
+static_assert(FAMILY_PRODUCT == 0 && FAMILY_PAIR == 1 && FAMILY_DISTANCE == 2 &&
+              FAMILY_KNNMI == 3, "producers follows the FAMILY_* order");
 
 extern "C" int gpucor_cuda_run(const gc_problem *pb, const gc_sink *sink, gc_host *host,
                                gc_pass *out, char *msg, size_t msgcap)

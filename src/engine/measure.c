@@ -74,6 +74,12 @@ static const gc_measure measures[] = {
     COR_DIST("kendall", FAMILY_PAIR, COR_KENDALL, 0, EPI_ONE_MINUS, 2, 100, 100),
     COR_DIST("cosine", FAMILY_PRODUCT, COR_PEARSON, PREP_UNCENTRED, EPI_ONE_MINUS, 1, 1, 10),
 #undef COR_DIST
+    /* gpu_knnmi(): parmigene's k-NN mutual information between rows (k in
+     * the problem); it needs k + 1 >= 3 samples.  CPU cost from
+     * bench/knnmi.R: 500 rows of 300 samples, k = 3, took about 300 ns per
+     * pair-observation on a 2-core machine */
+    {.name = "knnmi", .space = MEASURE_ROWS, .family = FAMILY_KNNMI, .cor = -1, .op = -1,
+     .min_coords = 3, .cost = 3000, .cost_pairwise = 3000},
 };
 
 size_t gc_measure_count(void) { return sizeof measures / sizeof measures[0]; }

@@ -32,7 +32,9 @@ enum {
     FAMILY_PRODUCT = 0,   /* a correlation: prepared columns, then products
                              (GEMM); per pair where pairwise NA needs it */
     FAMILY_PAIR = 1,      /* a correlation computed pair by pair (Kendall) */
-    FAMILY_DISTANCE = 2   /* one of stats::dist()'s metrics: a distance op */
+    FAMILY_DISTANCE = 2,  /* one of stats::dist()'s metrics: a distance op */
+    FAMILY_KNNMI = 3      /* Kraskov's k-nearest-neighbour mutual information
+                             between rows, as parmigene (engine/knnmi.h) */
 };
 
 /* the preparation of a correlation's columns, besides what 'cor' says
@@ -88,7 +90,7 @@ extern const char *const gc_use_names[5];
  * correlations, by the correlation engine). */
 static inline int gc_measure_is_cor(const gc_measure *m)
 {
-    return m->family != FAMILY_DISTANCE;
+    return m->family == FAMILY_PRODUCT || m->family == FAMILY_PAIR;
 }
 
 /* The attribute an entry point sets on its result for the measure's

@@ -30,6 +30,9 @@ typedef struct {
                                     gpu_knn, gpu_hclust); a correlation then
                                     follows stats' rules of 1 - cor(t(x)) */
     double power;                /* Minkowski's p */
+    size_t k;                    /* knnmi: the neighbours (Kraskov's k) */
+    const double *jitter;        /* knnmi: n x p, added to the rows after
+                                    their normalisation (NULL: none) */
 } gc_problem;
 
 /* What a pass reports besides its sink's result. */

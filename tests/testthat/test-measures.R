@@ -4,12 +4,14 @@
 
 test_that("R's method names are the C table's, in its order", {
   tb <- gpucor:::.measures()
-  expect_identical(tb$name[tb$space == "rows"], gpucor:::.gpucor_dist_methods)
-  expect_identical(tb$name[tb$space == "rows"][1:6], gpucor:::.stats_dist_methods)
+  # between rows: gpu_dist()'s methods, then gpu_knnmi()'s estimator
+  rows <- tb$name[tb$space == "rows"]
+  expect_identical(rows, c(gpucor:::.gpucor_dist_methods, "knnmi"))
+  expect_identical(rows[1:6], gpucor:::.stats_dist_methods)
   # gpu_cor()'s methods, then those that other functions pass: bicor's
-  # prepared columns, gpu_cov()'s pairwise covariances and the shrinkage
-  # estimates' prepared columns (the functions' own argument orders are
-  # stats')
+  # prepared columns, gpu_cov()'s pairwise covariances, the shrinkage
+  # estimates' prepared columns and build.mim's Gaussian MI (the
+  # functions' own argument orders are stats')
   cols <- tb$name[tb$space == "columns"]
   expect_identical(cols[4:10], c("bicor", "covariance", "cor.shrink", "pcor.shrink",
                                  "mim.pearson", "mim.spearman", "mim.kendall"))

@@ -1,0 +1,140 @@
+/*
+ * knnmi.cu -- the GPU producer of Kraskov's mutual information between rows
+ * (FAMILY_KNNMI), parmigene's knnmi.all().  The variables are prepared once
+ * on the host (engine/knnmi.c: normalised, jittered, sorted, the psi table)
+ * and copied whole to each device; then one thread per pair of a panel runs
+ * gc_knnmi_pair (engine/knnmi.h), the CPU's function, in double: the values
+ * equal the CPU engine's to the bit.
+ *
+ * A thread's list of its k nearest lives in device memory, interleaved with
+ * the other threads' of the panel (element t of thread s at [s + t * total])
+ * so that neighbouring threads touch neighbouring words; the planner counts
+ * it among a panel column's bytes.  A 'dist' takes the pairs i > j of its
+ * panels (rows j0 .. n - 1); other sinks whole columns, whose pairs (i, j)
+ * and (j, i) are the same computation (the larger index as X), so the
+ * matrix is exactly symmetric.
+ */
+#include <math.h>
+#include "run.cuh"
+#include "worker.cuh"
+#include "../engine/knnmi.h"
+
+#define KNNMI_THREADS 128
+
+/* The pairs (i0 + a, j0 + b) of a panel, a < rows - i0, b < j1 - j0: 0 on
+ * the diagonal (and, in a 'dist' panel, the unused i < j), NaN with a
+ * variable whose mean or sd is infinite. */
+__global__ static void knnmi_panel(gc_knnmi_view v, size_t i0, size_t j0, size_t j1,
+                                   int tri, double *out, double *nd, int *nj)
+{
+    size_t ni = v.n - i0, total = ni * (j1 - j0);
+    size_t s = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
+    if (s >= total) return;
+    size_t a = s % ni, b = s / ni;
+    size_t i = i0 + a, j = j0 + b;
+    double r;
+    if (i == j || (tri && i < j)) r = 0;
+    else if (!v.ok[i] || !v.ok[j]) r = nan("");
+    else r = gc_knnmi_pair(&v, i > j ? i : j, i > j ? j : i, nd + s, nj + s, total, NULL,
+                               NULL);
+    out[s] = r;
+}
+
+typedef struct {
+    gc_knnmi_view v;     /* device */
+    int whole;           /* panels of whole columns */
+    double *buf;         /* the panel: (n - i0) x w */
+    double *nd;          /* the threads' lists: n x w x k */
+    int *nj;
+} knnmi_ctx;
+
+static int produce(void *vctx, size_t j0, size_t j1, gc_tile *t, cudaStream_t st,
+                   char *msg, size_t msgcap)
+{
+    knnmi_ctx *c = (knnmi_ctx *) vctx;
+    int status = GPUCOR_OK;
+    size_t i0 = c->whole ? 0 : j0, total = (c->v.n - i0) * (j1 - j0);
+    if (total) {
+        knnmi_panel<<<(unsigned) ((total + KNNMI_THREADS - 1) / KNNMI_THREADS),
+                      KNNMI_THREADS, 0, st>>>(c->v, i0, j0, j1, !c->whole, c->buf, c->nd,
+                                              c->nj);
+        LAUNCHED("knnmi_panel");
+    }
+    gc_cuda_panel_tile(i0, c->v.n, j0, j1, c->buf, 0, 1.0, !c->whole, t);
+cleanup:
+    return status;
+}
+
+/* A worker's job: its copy of the prepared variables, then the panels. */
+static int run(const gc_knnmi_prep *prep, const gc_sink *sink, gc_host *host, char *msg,
+               size_t msgcap)
+{
+    int status = GPUCOR_OK;
+    gpucor_ctx *gc = NULL;
+    cudaStream_t st = NULL;
+    void *dmem = NULL;
+    double *buf = NULL, *nd = NULL;
+    int *nj = NULL;
+    size_t n = prep->v.n, k = prep->v.k;
+    gc_plan pl;
+    if (n < 2) return GPUCOR_OK;
+
+    status = gpucor_ctx_get(&gc, GPUCOR_PANEL_BYTES, msg, msgcap);
+    if (status != GPUCOR_OK) return status;
+    st = gc->st;
+    DALLOC(dmem, prep->bytes, "variables");
+    CU(cudaMemcpyAsync(dmem, prep->mem, prep->bytes, cudaMemcpyHostToDevice, st));
+    {
+        knnmi_ctx c;
+        c.v = gc_knnmi_layout(dmem, n, prep->v.m, k);
+        c.whole = !(gc_sink_needs(sink) & GC_SINK_PACKED);
+        /* a column of the panel: its values and its threads' lists */
+        status = gc_cuda_plan(sink, c.whole ? n : n - 1, n, sizeof(double),
+                              n * k * (sizeof(double) + sizeof(int)), prep->bytes, 1,
+                              (size_t) -1, c.whole ? GC_PLAN_WHOLE : 0, host, &pl, msg,
+                              msgcap);
+        if (status != GPUCOR_OK) goto cleanup;
+        DALLOC(buf, n * pl.w * sizeof(double), "panel");
+        DALLOC(nd, n * pl.w * k * sizeof(double), "neighbour lists");
+        DALLOC(nj, n * pl.w * k * sizeof(int), "neighbour lists");
+        c.buf = buf;
+        c.nd = nd;
+        c.nj = nj;
+        status = gc_cuda_run(produce, &c, &pl, 0, sink, host, gc, msg, msgcap);
+    }
+
+cleanup:
+    if (st) cudaStreamSynchronize(st);
+    cudaFree(dmem);
+    cudaFree(buf);
+    cudaFree(nd);
+    cudaFree(nj);
+    if (status != GPUCOR_OK && status != GPUCOR_ERR_INTERRUPT) gpucor_ctx_drop();
+    return status;
+}
+
+static int knnmi_job(void *arg, const gc_sink *sink, gc_host *host, char *msg,
+                     size_t msgcap)
+{
+    return run(*(const gc_knnmi_prep *const *) arg, sink, host, msg, msgcap);
+}
+
+extern "C" int gpucor_cuda_knnmi(const gc_problem *pb, const gc_sink *sink, gc_host *host,
+                                 gc_pass *out, char *msg, size_t msgcap)
+{
+    gc_knnmi_prep prep;
+    const gc_knnmi_prep *wa[GC_MAX_WORKERS];
+    gc_worker_result res[GC_MAX_WORKERS];
+    int n = 0;
+    msg[0] = '\0';
+    out->threads_used = 0;
+    int status = gc_cuda_worker_count(host, &n, msg, msgcap);
+    if (status != GPUCOR_OK) return status;
+    /* once on the host; every worker copies the same block */
+    status = gc_knnmi_prepare(pb, &prep, msg, msgcap);
+    if (status != GPUCOR_OK) return status;
+    for (int w = 0; w < n; w++) wa[w] = &prep;
+    status = gc_cuda_workers(knnmi_job, wa, sizeof *wa, n, sink, host, res, msg, msgcap);
+    gc_knnmi_free(&prep);
+    return status;
+}
