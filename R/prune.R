@@ -56,7 +56,7 @@
 #' @param k,noise for `x`: `gpu_knnmi()`'s `k` and `noise`.
 #' @param backend,devices,verbose as for [gpu_cor()] (one GPU: the first of
 #'   `devices`).
-#' @param ... for `x`: further arguments of `gpu_knnmi()` (`precision`).
+#' @param ... for `x`: further arguments of `gpu_knnmi()` (`verbose`).
 #' @return An n x n matrix with `mi`'s dimnames: the pruned `mi` (ARACNE),
 #'   the CLR scores, or the MRNET scores.
 #' @seealso `parmigene::aracne.a()`, `parmigene::clr()`, `parmigene::mrnet()`.
@@ -122,13 +122,7 @@ gpu_mrnet <- function(mi, x = NULL, k = 3, noise = 0,
 .prune_input <- function(mi, x, k, noise, backend, devices, ...) {
   if (is.null(mi) == is.null(x)) stop("give one of 'mi' and 'x'", call. = FALSE)
   if (!is.null(x)) {
-    # gpu_knnmi() is written on another branch: looked up, so that this
-    # file stands before it is merged
-    ns <- asNamespace("gpucor")
-    if (!exists("gpu_knnmi", envir = ns, inherits = FALSE))
-      stop("gpu_knnmi() is not in this build of gpucor: give 'mi'", call. = FALSE)
-    knnmi <- get("gpu_knnmi", envir = ns, inherits = FALSE)
-    mi <- knnmi(x, k = k, noise = noise, backend = backend, devices = devices, ...)
+    mi <- gpu_knnmi(x, k = k, noise = noise, backend = backend, devices = devices, ...)
   } else if (...length()) {
     stop("'...' goes to gpu_knnmi() with 'x', not with 'mi'", call. = FALSE)
   }
