@@ -6,7 +6,9 @@
 # process's before the call.  Prints a table.
 #   Rscript bench/knnmi.R                    (both sizes)
 #   BENCH_GENES=500 Rscript bench/knnmi.R    (one size)
+#   BENCH_GPU_GENES=5000,20000 ...            (sizes for the GPU alone)
 genes <- as.integer(strsplit(Sys.getenv("BENCH_GENES", "500,2000"), ",")[[1]])
+gpu_genes <- as.integer(strsplit(Sys.getenv("BENCH_GPU_GENES", ""), ",")[[1]])
 samples <- 300L
 threads <- as.integer(Sys.getenv("BENCH_THREADS", parallel::detectCores()))
 
@@ -40,7 +42,10 @@ me <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
 impls <- c("parmigene", "gpucor_cpu")
 if (isTRUE(as.vector(gpucor::gpu_available()))) impls <- c(impls, "gpucor_gpu")
 rows <- list()
-for (g in genes) for (impl in impls) {
+todo <- c(lapply(genes, function(g) list(g = g, impls = impls)),
+          if ("gpucor_gpu" %in% impls) lapply(gpu_genes, function(g) list(g = g, impls = "gpucor_gpu")))
+for (case in todo) for (impl in case$impls) {
+  g <- case$g
   out <- system2(file.path(R.home("bin"), "Rscript"), c(me, "case", impl, g), stdout = TRUE,
                  env = sprintf("OMP_NUM_THREADS=%d", threads))
   v <- as.numeric(strsplit(tail(out, 1L), " ")[[1]])
@@ -49,5 +54,6 @@ for (g in genes) for (impl in impls) {
                                           seconds = v[1L], peak_MiB = v[2L])
 }
 tab <- do.call(rbind, rows)
-tab$vs_parmigene <- round(ave(tab$seconds, tab$genes, FUN = function(s) s[1L] / s), 2)
+tab$vs_parmigene <- round(ave(tab$seconds, tab$genes,
+                              FUN = function(s) if (length(s) > 1L) s[1L] / s else NA), 2)
 print(tab, row.names = FALSE)

@@ -10,6 +10,7 @@
 #                          [<file>-tests] [sanitize-<file>] [dist-file]
 #                          [sanitize-dist-file] [property] [classes32]
 #                          [reproducers-base] [cov] [sanitize-32] [sanitize-sinks]
+#                          [sanitize-mi]
 #   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all;
 #   compare times the GPU cases of bench/compare_case.R with the build of
 #   .bench-base/ -- a carried copy of the code before the change, made with
@@ -112,6 +113,16 @@ sanitize-sinks)
     /usr/local/cuda/bin/compute-sanitizer --tool $tool $extra --error-exitcode 9 \
       --log-file "$OUT/$tool-sinks.log" Rscript tools/sinks_smoke.R > "$OUT/$tool-sinks-run.log" 2>&1
     echo "compute-sanitizer $tool (sinks) exit: $?"; tail -2 "$OUT/$tool-sinks.log"; tail -1 "$OUT/$tool-sinks-run.log"
+  done ;;
+sanitize-mi)
+  # issue 34's GPU paths against the CPU (tools/mi_smoke.R), then under
+  # memcheck (leak check) and racecheck
+  Rscript tools/mi_smoke.R 2>&1 | tee "$OUT/mi.log" | tail -20
+  for tool in memcheck racecheck; do
+    extra=""; [ $tool = memcheck ] && extra="--leak-check full"
+    /usr/local/cuda/bin/compute-sanitizer --tool $tool $extra --error-exitcode 9 \
+      --log-file "$OUT/$tool-mi.log" Rscript tools/mi_smoke.R > "$OUT/$tool-mi-run.log" 2>&1
+    echo "compute-sanitizer $tool (mi) exit: $?"; tail -2 "$OUT/$tool-mi.log"; tail -1 "$OUT/$tool-mi-run.log"
   done ;;
 racecheck)
   # shared-memory races in every kernel family, on small inputs (racecheck
