@@ -119,16 +119,30 @@ static void maxmin_tile(const double *mi, size_t n, size_t b, size_t j0, size_t 
 void gc_aracne_apply_mask(const double *mi, size_t n, const unsigned char *mask, size_t ldm,
                           double *out, int nthreads)
 {
+    /* by 64 x 64 tile pairs (a tile below the diagonal and its mirror), so
+     * that the mirrored writes stay in cache and each thread first touches
+     * the fresh result pages it writes; a pair {i, j} belongs to one tile
+     * pair, so no two threads write the same value */
+    const size_t T = 64, nb = (n + T - 1) / T;
     (void) nthreads;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nthreads) schedule(static)
+#pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
 #endif
-    for (size_t j = 0; j < n; j++) memcpy(out + j * n, mi + j * n, n * sizeof *out);
-    if (!mask) return;
-    /* the mirror writes cross columns: serial (n^2 bytes read, few writes) */
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < i; j++)
-            if (mask[j + i * ldm]) out[j + i * n] = out[i + j * n] = 0;
+    for (size_t bi = 0; bi < nb; bi++) {
+        size_t i0 = bi * T, i1 = i0 + T < n ? i0 + T : n;
+        for (size_t bj = 0; bj <= bi; bj++) {
+            size_t j0 = bj * T, j1 = j0 + T < n ? j0 + T : n;
+            for (size_t j = j0; j < j1; j++)
+                memcpy(out + i0 + j * n, mi + i0 + j * n, (i1 - i0) * sizeof *out);
+            if (bj != bi)
+                for (size_t i = i0; i < i1; i++)
+                    memcpy(out + j0 + i * n, mi + j0 + i * n, (j1 - j0) * sizeof *out);
+            if (!mask) continue;
+            for (size_t i = i0; i < i1; i++)
+                for (size_t j = j0; j < j1 && j < i; j++)
+                    if (mask[j + i * ldm]) out[j + i * n] = out[i + j * n] = 0;
+        }
+    }
 }
 
 int gc_aracne_cpu(const gc_aracne_job *job, gc_host *host, int *threads_used, char *msg,

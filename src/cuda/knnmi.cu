@@ -2,9 +2,11 @@
  * knnmi.cu -- the GPU producer of Kraskov's mutual information between rows
  * (FAMILY_KNNMI), parmigene's knnmi.all().  The variables are prepared once
  * on the host (engine/knnmi.c: normalised, jittered, sorted, the psi table)
- * and copied whole to each device; then one thread per pair of a panel runs
- * gc_knnmi_pair (engine/knnmi.h), the CPU's function, in double: the values
- * equal the CPU engine's to the bit.
+ * and copied whole to each device; then each pair of a panel runs the CPU's
+ * arithmetic (engine/knnmi.h) in double: a block per pair over shared
+ * copies of its two variables where they fit (knnmi_pair_block), else a
+ * thread per pair (gc_knnmi_pair): the values equal the CPU engine's to the
+ * bit.
  *
  * A thread's list of its k nearest lives in device memory, interleaved with
  * the other threads' of the panel (element t of thread s at [s + t * total])
@@ -40,6 +42,60 @@ __global__ static void knnmi_panel(gc_knnmi_view v, size_t i0, size_t j0, size_t
     out[s] = r;
 }
 
+/* The same pairs, one block each, for samples few enough that the pair's
+ * two variables fit in shared memory (KNNMI_SHARED_MAX bytes) and k at
+ * most KNNMI_KMAX: the block's threads take the samples, each walking the
+ * shared copies with its list in registers / local memory, and one thread
+ * adds the terms in sample order, so the value is gc_knnmi_pair's to the
+ * bit.  (The thread-per-pair kernel above gathers through global memory
+ * with its list there too: latency-bound, about 6x slower at 300 samples.) */
+#define KNNMI_KMAX 32
+#define KNNMI_SHARED_MAX (48 * 1024)
+#define KNNMI_BLOCK 128
+
+static size_t knnmi_shared_bytes(size_t m)
+{
+    return m * (5 * sizeof(double) + 4 * sizeof(int));
+}
+
+__global__ static void knnmi_pair_block(gc_knnmi_view v, size_t i0, size_t j0, size_t j1,
+                                        int tri, size_t s0, double *out)
+{
+    extern __shared__ double sh[];
+    size_t ni = v.n - i0, s = s0 + blockIdx.x;
+    if (s >= ni * (j1 - j0)) return;
+    size_t i = i0 + s % ni, j = j0 + s / ni;
+    if (i == j || (tri && i < j) || !v.ok[i] || !v.ok[j]) {
+        if (threadIdx.x == 0) out[s] = i == j || (tri && i < j) ? 0 : nan("");
+        return;
+    }
+    const size_t m = v.m, k = v.k, a = i > j ? i : j, b = i > j ? j : i;
+    double *X = sh, *Y = X + m, *sX = Y + m, *sY = sX + m, *term = sY + m;
+    int *oX = (int *) (term + m), *oY = oX + m, *rX = oY + m, *rY = rX + m;
+    for (size_t q = threadIdx.x; q < m; q += blockDim.x) {
+        X[q] = v.val[a * m + q];
+        Y[q] = v.val[b * m + q];
+        sX[q] = v.sorted[a * m + q];
+        sY[q] = v.sorted[b * m + q];
+        oX[q] = v.ord[a * m + q];
+        oY[q] = v.ord[b * m + q];
+        rX[q] = v.rank[a * m + q];
+        rY[q] = v.rank[b * m + q];
+    }
+    __syncthreads();
+    double nd[KNNMI_KMAX];
+    int nj[KNNMI_KMAX];
+    for (size_t q = threadIdx.x; q < m; q += blockDim.x)
+        term[q] = gc_knnmi_term(X, Y, sX, sY, oX, oY, rX, rY, v.psi, m, k, q, nd, nj, 1, NULL,
+                                NULL);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double accum = 0;
+        for (size_t q = 0; q < m; q++) accum += term[q];
+        out[s] = gc_knnmi_estimate(v.psi, m, k, accum);
+    }
+}
+
 typedef struct {
     gc_knnmi_view v;     /* device */
     int whole;           /* panels of whole columns */
@@ -54,7 +110,15 @@ static int produce(void *vctx, size_t j0, size_t j1, gc_tile *t, cudaStream_t st
     knnmi_ctx *c = (knnmi_ctx *) vctx;
     int status = GPUCOR_OK;
     size_t i0 = c->whole ? 0 : j0, total = (c->v.n - i0) * (j1 - j0);
-    if (total) {
+    if (total && c->v.k <= KNNMI_KMAX && knnmi_shared_bytes(c->v.m) <= KNNMI_SHARED_MAX) {
+        /* at most 2^30 blocks a launch (the grid's x limit is 2^31 - 1) */
+        for (size_t s0 = 0; s0 < total; s0 += (size_t) 1 << 30) {
+            size_t nb = total - s0 < ((size_t) 1 << 30) ? total - s0 : (size_t) 1 << 30;
+            knnmi_pair_block<<<(unsigned) nb, KNNMI_BLOCK, knnmi_shared_bytes(c->v.m), st>>>(
+                c->v, i0, j0, j1, !c->whole, s0, c->buf);
+            LAUNCHED("knnmi_pair_block");
+        }
+    } else if (total) {
         knnmi_panel<<<(unsigned) ((total + KNNMI_THREADS - 1) / KNNMI_THREADS),
                       KNNMI_THREADS, 0, st>>>(c->v, i0, j0, j1, !c->whole, c->buf, c->nd,
                                               c->nj);

@@ -157,49 +157,69 @@ GC_HOST_DEVICE static inline size_t gc_knnmi_count(double ai, double e, size_t r
     return c;
 }
 
-/* The estimate for variables a and b (a != b, both ok).  nd, nj: room for
- * k neighbours (distance, sample), element t at [t * stride] (a GPU thread
- * interleaves its list with its neighbours').  yx, xy: NULL, or Y's values
- * in the order of X and X's in the order of Y (the CPU lays them out once
- * per pair so that the walks read memory in order), else a GPU thread
- * gathers them.  Each sample's walk goes along the variable in which it
+/* The term psi(n_x(i)) + psi(n_y(i)) of sample i for the pair of X (values,
+ * sorted, the samples in order, their ranks) and Y.  nd, nj: room for k
+ * neighbours (distance, sample), element t at [t * stride] (a GPU thread
+ * may interleave its list with its neighbours').  yx, xy: NULL, or Y's
+ * values in the order of X and X's in the order of Y (the CPU lays them
+ * out once per pair so that the walks read memory in order), else they
+ * are gathered.  The sample's walk goes along the variable in which it
  * sits sparser (the wider span of its 2k neighbours in rank): the band it
  * walks then holds fewer samples.  The neighbours found, and so the
  * arithmetic, are the same whichever way it walks. */
+GC_HOST_DEVICE static inline double gc_knnmi_term(const double *X, const double *Y,
+                                                  const double *sX, const double *sY,
+                                                  const int *oX, const int *oY,
+                                                  const int *rX, const int *rY,
+                                                  const double *psi, size_t m, size_t k,
+                                                  size_t i, double *nd, int *nj,
+                                                  size_t stride, const double *yx,
+                                                  const double *xy)
+{
+    const double xi = X[i], yi = Y[i];
+    const size_t rx = (size_t) rX[i], ry = (size_t) rY[i];
+    double wx = sX[rx + k < m ? rx + k : m - 1] - sX[rx > k ? rx - k : 0];
+    double wy = sY[ry + k < m ? ry + k : m - 1] - sY[ry > k ? ry - k : 0];
+    if (wx >= wy) gc_knnmi_walk(xi, yi, rx, sX, oX, yx, Y, m, k, nd, nj, stride);
+    else gc_knnmi_walk(yi, xi, ry, sY, oY, xy, X, m, k, nd, nj, stride);
+    /* the ranges in x and in y of those k (parmigene's find_range), and a
+     * neighbour at each */
+    double ex = 0, ey = 0;
+    int jx = nj[0], jy = nj[0];
+    for (size_t t = 0; t < k; t++) {
+        int j = nj[t * stride];
+        double dx = fabs(xi - X[j]), dy = fabs(yi - Y[j]);
+        if (dx > ex) { ex = dx; jx = j; }
+        if (dy > ey) { ey = dy; jy = j; }
+    }
+    /* the other samples within them (parmigene's region_count) */
+    size_t nx = gc_knnmi_count(xi, ex, rx, (size_t) rX[jx], sX, m);
+    size_t ny = gc_knnmi_count(yi, ey, ry, (size_t) rY[jy], sY, m);
+    return psi[nx - 1] + psi[ny - 1];
+}
+
+/* The estimate from the m terms' sum (added in sample order). */
+GC_HOST_DEVICE static inline double gc_knnmi_estimate(const double *psi, size_t m, size_t k,
+                                                      double accum)
+{
+    return psi[k - 1] + psi[m - 1] - 1.0 / (double) k - accum / (double) m;
+}
+
+/* The estimate for variables a and b (a != b, both ok); nd, nj, stride, yx,
+ * xy as gc_knnmi_term's. */
 GC_HOST_DEVICE static inline double gc_knnmi_pair(const gc_knnmi_view *v, size_t a,
                                                   size_t b, double *nd, int *nj,
                                                   size_t stride, const double *yx,
                                                   const double *xy)
 {
     const size_t m = v->m, k = v->k;
-    const double *X = v->val + a * m, *Y = v->val + b * m;
-    const double *sX = v->sorted + a * m, *sY = v->sorted + b * m;
-    const int *oX = v->ord + a * m, *oY = v->ord + b * m;
-    const int *rX = v->rank + a * m, *rY = v->rank + b * m;
     double accum = 0;
-    for (size_t i = 0; i < m; i++) {
-        const double xi = X[i], yi = Y[i];
-        const size_t rx = (size_t) rX[i], ry = (size_t) rY[i];
-        double wx = sX[rx + k < m ? rx + k : m - 1] - sX[rx > k ? rx - k : 0];
-        double wy = sY[ry + k < m ? ry + k : m - 1] - sY[ry > k ? ry - k : 0];
-        if (wx >= wy) gc_knnmi_walk(xi, yi, rx, sX, oX, yx, Y, m, k, nd, nj, stride);
-        else gc_knnmi_walk(yi, xi, ry, sY, oY, xy, X, m, k, nd, nj, stride);
-        /* the ranges in x and in y of those k (parmigene's find_range),
-         * and a neighbour at each */
-        double ex = 0, ey = 0;
-        int jx = nj[0], jy = nj[0];
-        for (size_t t = 0; t < k; t++) {
-            int j = nj[t * stride];
-            double dx = fabs(xi - X[j]), dy = fabs(yi - Y[j]);
-            if (dx > ex) { ex = dx; jx = j; }
-            if (dy > ey) { ey = dy; jy = j; }
-        }
-        /* the other samples within them (parmigene's region_count) */
-        size_t nx = gc_knnmi_count(xi, ex, rx, (size_t) rX[jx], sX, m);
-        size_t ny = gc_knnmi_count(yi, ey, ry, (size_t) rY[jy], sY, m);
-        accum += v->psi[nx - 1] + v->psi[ny - 1];
-    }
-    return v->psi[k - 1] + v->psi[m - 1] - 1.0 / (double) k - accum / (double) m;
+    for (size_t i = 0; i < m; i++)
+        accum += gc_knnmi_term(v->val + a * m, v->val + b * m, v->sorted + a * m,
+                               v->sorted + b * m, v->ord + a * m, v->ord + b * m,
+                               v->rank + a * m, v->rank + b * m, v->psi, m, k, i, nd, nj,
+                               stride, yx, xy);
+    return gc_knnmi_estimate(v->psi, m, k, accum);
 }
 
 #endif

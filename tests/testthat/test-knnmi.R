@@ -169,6 +169,10 @@ test_that("the GPU engine gives the CPU engine's values", {
       expect_identical(dimnames(got), dimnames(cpu))
     }
   }
+  # 1000 samples: past the shared-memory block kernel, the thread-per-pair one
+  xl <- matrix(rnorm(4 * 1000), 4, 1000)
+  expect_equal(gpu_knnmi(xl, k = 3, backend = "gpu"), gpu_knnmi(xl, k = 3, backend = "cpu"),
+               tolerance = 1e-12, info = info)
   xt <- matrix(sample(1:4, 5 * 25, replace = TRUE), 5, 25)
   expect_equal(gpu_knnmi(xt, k = 3, backend = "gpu"), gpu_knnmi(xt, k = 3, backend = "cpu"),
                tolerance = 1e-12, info = info)
