@@ -38,6 +38,17 @@ for (n in c(2000, 5000)) {
 }
 cases$aracne_gpu20000 <- case("gpu_aracne_a gpu", 20000,
                               function(m) gpu_aracne_a(m, backend = "gpu"))
+# from data past minet's 65536 variables (not in the default list): the MI
+# (gpu_knnmi, 300 samples, on the GPU) then ARACNE on the GPU; the last
+# column is the peak host memory over the result's size
+cases$aracne_x <- function() {
+  p <- as.integer(Sys.getenv("ARACNE_X_P", "70000"))
+  set.seed(1); x <- matrix(rnorm(p * 300), p)
+  invisible(gpu_aracne_a(x = x[1:50, ], backend = "gpu"))
+  t <- tm(r <- gpu_aracne_a(x = x, backend = "gpu"))
+  list(case = sprintf("gpu_aracne_a(x =) gpu, %d x 300 (peak / result: %.2f)", p,
+                      hwm() / (8 * p^2 / 2^20)), t = t, zeros = sum(r == 0))
+}
 cases$clr_cpu2000 <- case(sprintf("gpu_clr cpu (%s)", thr), 2000,
                           function(m) gpu_clr(m, backend = "cpu"))
 cases$clr_parmigene2000 <- case(sprintf("  parmigene::clr (%s)", thr), 2000,
