@@ -77,12 +77,14 @@ gpu_knnmi <- function(x, k = 3, noise = 0,
   if (!is.numeric(noise) || length(noise) != 1L || !is.finite(noise) || noise < 0)
     stop("'noise' must be a non-negative number")
   n <- nrow(x)
-  .memory_guard(8 * (as.double(n) * n + 5 * as.double(n) * ncol(x)),
-                sprintf("gpu_knnmi(): the mutual information of %d rows", n),
-                "Compute the mutual information between blocks of rows.")
   jitter <- if (noise > 0) noise * array(stats::runif(length(x)), dim(x))
   backend <- .resolve_backend(backend, work = as.double(n) * n / 2 * ncol(x) *
                                 .cpu_cost("knnmi", FALSE, "rows"))
+  # the GPU's pairs land in a 'dist' first (src/knnmi.c): half a matrix more
+  .memory_guard(8 * (as.double(n) * n * (if (backend == "gpu") 1.5 else 1) +
+                       5 * as.double(n) * ncol(x)),
+                sprintf("gpu_knnmi(): the mutual information of %d rows", n),
+                "Compute the mutual information between blocks of rows.")
   r <- .engine_call(.Call(C_gpucor_knnmi, x, "knnmi", as.integer(k), jitter,
                           .engine_opts(backend, "double", verbose, devices)),
                     "gpu_knnmi", backend, "double", devices, verbose)

@@ -5,6 +5,7 @@
  */
 #include <R.h>
 #include <Rinternals.h>
+#include <stdlib.h>
 #include "gpucor.h"
 #include "status.h"
 #include "algo/dispatch.h"
@@ -25,6 +26,19 @@ SEXP gpucor_knnmi(SEXP x, SEXP method, SEXP k, SEXP jitter, SEXP opts)
     gpucor_opts(opts, &o);
     SEXP ans = PROTECT(allocMatrix(REALSXP, (int) n, (int) n));
     gc_sink sink = {.kind = SINK_DENSE, .symmetric = 1, .p = n, .q = n, .out = REAL(ans)};
+    /* The GPU makes whole columns for a dense sink, each pair twice (a
+     * panel's rows above it are earlier panels' columns, already on the
+     * host); into a 'dist' it makes each pair once, which the host then
+     * spreads over the matrix.  (The CPU's tiles are j <= i either way.) */
+    double *half = NULL;
+    if (o.gpu && n >= 2) {
+        half = malloc(dist_len(n) * sizeof(double));
+        if (!half) {
+            UNPROTECT(1);
+            error("gpu_knnmi: out of host memory for the %zu pairs", dist_len(n));
+        }
+        sink = (gc_sink) {.kind = SINK_DIST, .p = n, .q = n, .out = half};
+    }
     gpucor_progress pr;
     gc_host host;
     gpucor_host_init(&host, &o, &pr);
@@ -39,7 +53,9 @@ SEXP gpucor_knnmi(SEXP x, SEXP method, SEXP k, SEXP jitter, SEXP opts)
         pb.k = (size_t) kk;
         pb.jitter = isNull(jitter) ? NULL : REAL(jitter);
         status = gc_run_warn(&pb, &sink, &host, &flag, &used, msg, sizeof msg);
+        if (half && status == GPUCOR_OK) gc_dist_expand(half, n, 0.0, REAL(ans), o.nthreads);
     }
+    free(half);
     gpucor_call_status(NULL, status, "gpu_knnmi", msg);
     gpucor_call_report(ans, &o, &host, used, "gpu_knnmi");
     UNPROTECT(1);

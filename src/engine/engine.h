@@ -296,6 +296,10 @@ void gc_copy_out(double *dst, const void *src, size_t count, int is_float,
 void gc_copy_out_mul(double *out, const void *src, size_t offset, size_t count,
                      int is_float, double scale, size_t p, const double *mr,
                      const double *mc, int round_int, int nthreads);
+/* The n x n symmetric matrix of the 'dist' d (the pairs i > j, column by
+ * column), 'diag' on its diagonal, into out, on nthreads: the columns'
+ * lower parts copied, then the upper parts mirrored by 64 x 64 tiles. */
+void gc_dist_expand(const double *d, size_t n, double diag, double *out, int nthreads);
 
 /* Bits of the float NaN that stands for NA in single-precision output. */
 #define GPUCOR_FLOAT_NA_BITS 0x7fc007a2u
