@@ -63,4 +63,4 @@ run_cases("bench/prune.R", cases, a,
           c("aracne_cpu2000", "aracne_gpu2000", "aracne_parmigene2000",
             "aracne_cpu5000", "aracne_gpu5000", "aracne_parmigene5000", "aracne_gpu20000",
             cpu[-(1:2)]),
-          cpu, "zeros", function(r) sprintf("%d", r$zeros))
+          cpu, "zeros", function(r) sprintf("%.0f", r$zeros))
