@@ -34,6 +34,9 @@ s <- matrix(sample(c(0, 0.1, 0.2, 0.3), 150^2, TRUE), 150); s <- pmax(s, t(s))
 for (m in list(mi, s)) {
   r <- run(function(b) gpu_aracne_a(m, backend = b)); same("aracne.a", r$gpu, r$cpu, 0)
   r <- run(function(b) gpu_aracne_m(m, backend = b)); same("aracne.m", r$gpu, r$cpu, 0)
+  op <- options(gpucor.gpu_slab = 4L)   # the decisions in bands of 64 columns
+  r <- run(function(b) gpu_aracne_a(m, backend = b)); same("aracne.a, bands", r$gpu, r$cpu, 0)
+  options(op)
 }
 r <- run(function(b) gpu_aracne_a(x = v, backend = b)); same("aracne.a from x (knnmi on the GPU)", r$gpu, r$cpu, 1e-12)
 cat(sprintf("mi: %d ok, %d differ\n", ok, bad))

@@ -117,18 +117,19 @@ static void maxmin_tile(const double *mi, size_t n, size_t b, size_t j0, size_t 
 }
 
 void gc_aracne_apply_mask(const double *mi, size_t n, const unsigned char *mask, size_t ldm,
-                          double *out, int nthreads)
+                          size_t bi0, size_t bi1, double *out, int nthreads)
 {
     /* by 64 x 64 tile pairs (a tile below the diagonal and its mirror), so
      * that the mirrored writes stay in cache and each thread first touches
      * the fresh result pages it writes; a pair {i, j} belongs to one tile
      * pair, so no two threads write the same value */
-    const size_t T = 64, nb = (n + T - 1) / T;
+    const size_t T = GC_ARACNE_BAND, nb = (n + T - 1) / T;
     (void) nthreads;
+    if (bi1 > nb) bi1 = nb;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
 #endif
-    for (size_t bi = 0; bi < nb; bi++) {
+    for (size_t bi = bi0; bi < bi1; bi++) {
         size_t i0 = bi * T, i1 = i0 + T < n ? i0 + T : n;
         for (size_t bj = 0; bj <= bi; bj++) {
             size_t j0 = bj * T, j1 = j0 + T < n ? j0 + T : n;
@@ -140,7 +141,7 @@ void gc_aracne_apply_mask(const double *mi, size_t n, const unsigned char *mask,
             if (!mask) continue;
             for (size_t i = i0; i < i1; i++)
                 for (size_t j = j0; j < j1 && j < i; j++)
-                    if (mask[j + i * ldm]) out[j + i * n] = out[i + j * n] = 0;
+                    if (mask[j + (i - bi0 * T) * ldm]) out[j + i * n] = out[i + j * n] = 0;
         }
     }
 }

@@ -97,10 +97,14 @@ static inline int gc_aracne_pair_removed(const double *mi, size_t ld, size_t n, 
 int gc_aracne_cpu(const gc_aracne_job *job, gc_host *host, int *threads_used, char *msg,
                   size_t msgcap);
 
-/* out = mi, then out[j, i] = out[i, j] = 0 for the pairs j < i whose
- * mask[j + i ldm] is nonzero (the GPU's decisions; mask NULL: none). */
+/* For the columns i of the 64-column blocks bi0 .. bi1 - 1 and the rows and
+ * columns j < i: out = mi, then out[j, i] = out[i, j] = 0 for the pairs
+ * j < i whose mask[j + (i - 64 bi0) ldm] is nonzero (a band of the GPU's
+ * decisions; mask NULL: none).  The bands of 0 .. ceil(n / 64) make out
+ * whole. */
+#define GC_ARACNE_BAND 64
 void gc_aracne_apply_mask(const double *mi, size_t n, const unsigned char *mask, size_t ldm,
-                          double *out, int nthreads);
+                          size_t bi0, size_t bi1, double *out, int nthreads);
 
 /* parmigene's clr(): out (n x n) from mi.  Row moments with divisor n over
  * the whole row (diagonal included); z = (m - mean)^2 / var, 0 where

@@ -114,11 +114,11 @@ extern "C" int gc_aracne_cuda(const gc_aracne_job *job, gc_host *host, char *msg
     cudaStream_t st = NULL;
     double *D = NULL;
     unsigned char *dmask = NULL, *mask = NULL;
-    size_t free_b = 0, total_b = 0;
+    size_t free_b = 0, total_b = 0, band = 0;
     const double bytes = (double) N * N * (sizeof(double) + 1);
 
     if (n < 3) {   /* no triangle: mi itself */
-        if (n) gc_aracne_apply_mask(job->mi, n, NULL, 0, job->out, nt);
+        if (n) gc_aracne_apply_mask(job->mi, n, NULL, 0, 0, 1, job->out, nt);
         return GPUCOR_OK;
     }
     if (cudaGetDevice(&prev) != cudaSuccess) prev = -1;
@@ -135,8 +135,15 @@ extern "C" int gc_aracne_cuda(const gc_aracne_job *job, gc_host *host, char *msg
         status = GPUCOR_ERR_ALLOC;
         goto cleanup;
     }
-    if (!(mask = (unsigned char *) malloc(N * n))) {
-        snprintf(msg, msgcap, "out of host memory for the %zu x %zu decisions", n, n);
+    /* the decisions come back a band of columns at a time (at most 256 MB:
+     * host memory stays mi and the result, 2 n^2 doubles) */
+    band = ((size_t) 1 << 28) / N / GC_ARACNE_BAND * GC_ARACNE_BAND;
+    if (o->gpu_panel)   /* the tests' small panels: several bands */
+        band = (o->gpu_panel + GC_ARACNE_BAND - 1) / GC_ARACNE_BAND * GC_ARACNE_BAND;
+    if (band < GC_ARACNE_BAND) band = GC_ARACNE_BAND;
+    if (band > N) band = N;
+    if (!(mask = (unsigned char *) malloc(band * N))) {
+        snprintf(msg, msgcap, "out of host memory for %zu x %zu decisions", N, band);
         status = GPUCOR_ERR_ALLOC;
         goto cleanup;
     }
@@ -167,9 +174,13 @@ extern "C" int gc_aracne_cuda(const gc_aracne_job *job, gc_host *host, char *msg
         if (host->progress)
             host->progress(host->progress_ctx, (double) (I0 + nI) / (double) nb);
     }
-    CU(cudaMemcpyAsync(mask, dmask, N * n, cudaMemcpyDeviceToHost, st));
-    CU(cudaStreamSynchronize(st));
-    gc_aracne_apply_mask(job->mi, n, mask, N, job->out, nt);
+    for (size_t c0 = 0; c0 < n; c0 += band) {
+        size_t cols = n - c0 < band ? n - c0 : band;
+        CU(cudaMemcpyAsync(mask, dmask + c0 * N, cols * N, cudaMemcpyDeviceToHost, st));
+        CU(cudaStreamSynchronize(st));
+        gc_aracne_apply_mask(job->mi, n, mask, N, c0 / GC_ARACNE_BAND,
+                             (c0 + cols + GC_ARACNE_BAND - 1) / GC_ARACNE_BAND, job->out, nt);
+    }
 cleanup:
     if (st) cudaStreamSynchronize(st);
     if (D) cudaFree(D);

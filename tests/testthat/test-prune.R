@@ -150,6 +150,10 @@ test_that("the GPU engine is parmigene's and the CPU's", {
                        gpu_aracne_a(ins[[nm]], backend = "cpu"))
       expect_identical(gpu_aracne_m(ins[[nm]], backend = "gpu"),
                        gpu_aracne_m(ins[[nm]], backend = "cpu"))
+      # the decisions brought back in bands of 64 columns
+      with_options(list(gpucor.gpu_slab = 4L),
+                   expect_identical(gpu_aracne_a(ins[[nm]], backend = "gpu"),
+                                    gpu_aracne_a(ins[[nm]], backend = "cpu")))
     }
     s <- matrix(-1, 3, 3); diag(s) <- 0
     expect_pruned(gpu_aracne_m(s, backend = "gpu"), parmigene::aracne.m(s))
