@@ -55,10 +55,15 @@
 #'   [gpu_cor_shrink()]) and `"pcor.shrink"` (partial correlations, as
 #'   [gpu_pcor_shrink()]; no p x p matrix is made); these two take one
 #'   complete matrix and have no p-values (no `fdr`); the result carries
-#'   the `lambda` used.
+#'   the `lambda` used; or `"knnmi"`, Kraskov's k-nearest-neighbour mutual
+#'   information between the columns, as [gpu_knnmi()] computes it between
+#'   rows (`k` neighbours; one complete matrix; no p-values; an MI estimate
+#'   can be negative, so `absolute = FALSE` ranks by the value itself).
 #' @param use as in [stats::cor()].
 #' @param threshold a number in \[0, 1\] (in \[-1, 1\] when
 #'   `absolute = FALSE`).
+#' @param k `method = "knnmi"`'s number of neighbours (2 up to the number
+#'   of rows less one).
 #' @param top_k a whole number of partners, from 1 (more than there are
 #'   partners keeps them all).
 #' @param density a fraction in (0, 1\] of all pairs.
@@ -99,7 +104,7 @@
 #' head(gpu_cor_edges(x, top_k = 2, p_value = TRUE))
 #' @export
 gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendall", "bicor",
-                                                  "cor.shrink", "pcor.shrink"),
+                                                  "cor.shrink", "pcor.shrink", "knnmi"),
                           use = "everything", threshold = NULL, top_k = NULL,
                           density = NULL, fdr = NULL, absolute = TRUE,
                           p_value = FALSE, format = c("data.frame", "sparse"),
@@ -107,7 +112,7 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
                           precision = c("double", "single"),
                           devices = getOption("gpucor.devices", 0L),
                           verbose = getOption("gpucor.verbose", FALSE), assay = 1L,
-                          BPPARAM = NULL) {
+                          BPPARAM = NULL, k = 3L) {
   .check_common()
   method <- match.arg(method)
   format <- match.arg(format)
@@ -122,16 +127,30 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
   }
   bicor <- method == "bicor"
   shrink <- method %in% c("cor.shrink", "pcor.shrink")
-  inp <- .cor_input(x, y, use, if (bicor || shrink) "pearson" else method, assay)
+  knnmi <- method == "knnmi"
+  inp <- .cor_input(x, y, use, if (bicor || shrink || knnmi) "pearson" else method, assay)
   x <- inp$x; y <- inp$y
+  if ((shrink || knnmi) && (p_value || !is.null(fdr)))
+    stop(sprintf("method = \"%s\" has no p-values: use 'threshold', 'top_k' or 'density'",
+                 method), call. = FALSE)
+  if (knnmi) {
+    # Kraskov's MI between the columns, as gpu_knnmi() between rows
+    if (!is.null(y)) stop("method = \"knnmi\" takes one matrix ('y' must be NULL)", call. = FALSE)
+    if (anyNA(x) || any(is.infinite(x))) stop("method = \"knnmi\" takes data without NA or Inf",
+                                            call. = FALSE)
+    if (!is.numeric(k) || length(k) != 1L || is.na(k) || k != round(k) || k < 2 ||
+        k >= nrow(x))
+      stop("'k' must be a whole number, at least 2 and less than the number of rows (samples)",
+           call. = FALSE)
+    crit$k <- as.integer(k)
+    inp$use <- "everything"
+    inp$rows <- NULL
+  }
   if (shrink) {
     # corpcor's estimate with its estimated lambda: the columns whose
     # products it is (R/shrink.R); the identity (lambda 1) has no edges
     if (!is.null(y)) stop(sprintf("method = \"%s\" takes one matrix ('y' must be NULL)", method),
                           call. = FALSE)
-    if (p_value || !is.null(fdr))
-      stop(sprintf("method = \"%s\" has no p-values: use 'threshold', 'top_k' or 'density'",
-                   method), call. = FALSE)
     prep <- .shrink_prepare(.shrink_input(x), NULL, NULL, FALSE, method == "pcor.shrink")
     if (!is.null(prep$dense))
       stop("the estimated lambda is 0: the pseudoinverse's partial correlations come from gpu_pcor_shrink(x)",

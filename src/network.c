@@ -100,6 +100,12 @@ static void edges_setup(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP o
     job->q = q;
     job->nslots = e->o.nthreads > 0 ? e->o.nthreads : 1;
     gpucor_criteria(crit, job);
+    /* knnmi's neighbours (criteria field k, R/edges.R) */
+    if (m->family == FAMILY_KNNMI) {
+        SEXP kk = gpucor_field_or_null(crit, "k");
+        e->rc.in.k = isNull(kk) ? 3 : (size_t) asInteger(kk);
+        if (!isNull(y)) error("knnmi: one matrix only");
+    }
     /* a measure without a p-value (the shrinkage estimates) selects by
      * value only */
     if (m->pvalue == PVALUE_NONE && (job->fdr > 0 || job->want_p))

@@ -58,9 +58,9 @@ int cpu_knnmi_run(const gc_problem *pb, const gc_sink *sink, const gc_host *host
     if (status != GPUCOR_OK) return status;
     knnmi_ctx c = {&prep.v};
     size_t tile = host->opts->cpu_tile ? host->opts->cpu_tile : TILE_KNNMI;
-    status = cpu_tiles_run(pb->n, pb->n, 1, tile, knnmi_fill, &c,
-                           (pb->k + 2 * pb->p) * sizeof(double) + pb->k * sizeof(int), sink,
-                           host,
+    size_t n = prep.v.n, m = prep.v.m;   /* variables, samples */
+    status = cpu_tiles_run(n, n, 1, tile, knnmi_fill, &c,
+                           (pb->k + 2 * m) * sizeof(double) + pb->k * sizeof(int), sink, host,
                            &out->threads_used);
     gc_knnmi_free(&prep);
     return status;

@@ -61,7 +61,10 @@ gc_knnmi_view gc_knnmi_layout(void *mem, size_t n, size_t m, size_t k)
 
 int gc_knnmi_prepare(const gc_problem *pb, gc_knnmi_prep *out, char *msg, size_t msgcap)
 {
-    size_t n = pb->n, m = pb->p, k = pb->k;
+    /* variables in rows (gpu_knnmi) or, between columns, in columns
+     * (gpu_cor_edges) */
+    const int rows = pb->between_rows;
+    size_t n = rows ? pb->n : pb->p, m = rows ? pb->p : pb->n, k = pb->k;
     memset(out, 0, sizeof *out);
     if (k < 2 || k >= m || m > (size_t) 2147483647) {
         snprintf(msg, msgcap, "knnmi needs 2 <= k < the number of samples (k = %zu, %zu samples)",
@@ -84,13 +87,13 @@ int gc_knnmi_prepare(const gc_problem *pb, gc_knnmi_prep *out, char *msg, size_t
     unsigned char *ok = (unsigned char *) view.ok;
     for (size_t v = 0; v < n; v++) {
         double *x = val + v * m;
-        /* row v of the n x p column-major input */
-        for (size_t s = 0; s < m; s++) x[s] = pb->x[v + s * n];
+        /* row v of the n x m column-major input, or its column v */
+        for (size_t s = 0; s < m; s++) x[s] = rows ? pb->x[v + s * n] : pb->x[s + v * m];
         ok[v] = (unsigned char) normalize(x, m);
         /* parmigene adds its noise after the normalisation, whatever it
          * returned */
         if (pb->jitter)
-            for (size_t s = 0; s < m; s++) x[s] += pb->jitter[v + s * n];
+            for (size_t s = 0; s < m; s++) x[s] += pb->jitter[rows ? v + s * n : s + v * m];
         for (size_t s = 0; s < m; s++) {
             kv[s].v = x[s];
             kv[s].i = (int) s;

@@ -7,7 +7,8 @@
  * same order and agree to the bit.  R-free: it compiles as C and as CUDA C++.
  *
  * The items are the n rows of the problem's x (variables), its p columns the
- * samples.  Each variable is normalised as parmigene's normalize() does it:
+ * samples (gpu_knnmi, between rows); between columns (gpu_cor_edges) the
+ * p columns are the variables and the n rows the samples.  Each variable is normalised as parmigene's normalize() does it:
  * mean (a plain double sum over n), sd with divisor n - 1, (x - mean) / sd,
  * then its minimum subtracted; a variable of zero sd is left as it is; one
  * whose mean or sd is infinite gives NaN against every other (parmigene's

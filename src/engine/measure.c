@@ -48,6 +48,10 @@ static const gc_measure measures[] = {
     GAUSS_MI("mim.spearman", FAMILY_PRODUCT, COR_SPEARMAN, 1),
     GAUSS_MI("mim.kendall", FAMILY_PAIR, COR_KENDALL, 100),
 #undef GAUSS_MI
+    /* Kraskov's MI between columns (gpu_cor_edges(method = "knnmi")): the
+     * producer of gpu_knnmi()'s row below, the variables read as columns */
+    {.name = "knnmi", .space = MEASURE_COLUMNS, .family = FAMILY_KNNMI, .cor = -1, .op = -1,
+     .cost = 3000, .cost_pairwise = 3000},
 
     /* between rows: gpu_dist(), gpu_knn(), gpu_hclust(); stats::dist()'s
      * six first, in its order */

@@ -180,3 +180,29 @@ test_that("the GPU engine gives the CPU engine's values", {
   expect_equal(gpu_knnmi(x, backend = "gpu"), parmigene::knnmi.all(x, noise = 0),
                tolerance = 1e-10, info = info)
 })
+
+test_that("gpu_cor_edges(method = 'knnmi') selects from gpu_knnmi()'s matrix", {
+  info <- new_seed()
+  x <- matrix(rnorm(40 * 30), 40, 30)          # 40 samples, 30 variables (columns)
+  x[, 2] <- x[, 1] + rnorm(40, sd = 0.3)
+  for (b in test_backends()) {
+    full <- gpu_knnmi(t(x), k = 4, backend = "cpu")
+    e <- with_options(list(gpucor.cpu_tile = 7L, gpucor.gpu_slab = 8L),
+                      gpu_cor_edges(x, method = "knnmi", k = 4, top_k = 3, absolute = FALSE,
+                                    backend = b))
+    expect_identical(e$cor, full[cbind(e$row, e$col)], info = paste(info, b))
+    diag(full) <- -Inf
+    for (i in c(1, 2, 17)) {
+      top <- order(-full[i, ])[1:3]
+      expect_true(all(top %in% c(e$col[e$row == i], e$row[e$col == i])), info = paste(info, b, i))
+    }
+    v <- full[lower.tri(full)]
+    thr <- sort(v, decreasing = TRUE)[12]
+    e <- gpu_cor_edges(x, method = "knnmi", k = 4, threshold = thr, absolute = FALSE, backend = b)
+    expect_identical(nrow(e), sum(v >= thr), info = paste(info, b))
+  }
+  expect_error(gpu_cor_edges(x, method = "knnmi", k = 1, top_k = 2), "'k' must be")
+  expect_error(gpu_cor_edges(x, method = "knnmi", fdr = 0.1), "no p-values")
+  xn <- x; xn[1, 1] <- NA
+  expect_error(gpu_cor_edges(xn, method = "knnmi", top_k = 2), "without NA")
+})
