@@ -45,10 +45,14 @@
 #' @param backend `"auto"`, `"gpu"` or `"cpu"`: the engine of the product.
 #' @param precision `"double"` or `"single"` (the GPU product).
 #' @param devices GPU ordinals, or `"all"`.
+#' @param output `NULL` (the matrix in memory), or [gpu_hdf5()]: the matrix
+#'   is written to that HDF5 dataset as the engine makes it (past RAM; not
+#'   with `lambda = 0`).
 #' @return A p x p matrix of class `"shrinkage"` with attributes `lambda`
 #'   and `lambda.estimated` (and `spv`, the standardized partial variances,
 #'   for `gpu_pcor_shrink()`), dimnames from `colnames(x)`, exactly as
-#'   corpcor's.
+#'   corpcor's.  With `output`, an `HDF5Array` of the matrix, with those
+#'   attributes (no class).
 #' @seealso [corpcor::cor.shrink()], [corpcor::pcor.shrink()], [gpu_cor_edges()]
 #' @examples
 #' x <- matrix(rnorm(20 * 50), 20, 50)
@@ -59,9 +63,9 @@
 gpu_cor_shrink <- function(x, lambda, w, verbose = TRUE,
                            backend = getOption("gpucor.backend", "auto"),
                            precision = c("double", "single"),
-                           devices = getOption("gpucor.devices", 0L)) {
+                           devices = getOption("gpucor.devices", 0L), output = NULL) {
   .shrink_run(x, if (!missing(lambda)) lambda, if (!missing(w)) w, verbose, FALSE,
-              backend, precision, devices, "gpu_cor_shrink")
+              backend, precision, devices, "gpu_cor_shrink", output)
 }
 
 #' @rdname gpu_cor_shrink
@@ -69,21 +73,39 @@ gpu_cor_shrink <- function(x, lambda, w, verbose = TRUE,
 gpu_pcor_shrink <- function(x, lambda, w, verbose = TRUE,
                             backend = getOption("gpucor.backend", "auto"),
                             precision = c("double", "single"),
-                            devices = getOption("gpucor.devices", 0L)) {
+                            devices = getOption("gpucor.devices", 0L), output = NULL) {
   .shrink_run(x, if (!missing(lambda)) lambda, if (!missing(w)) w, verbose, TRUE,
-              backend, precision, devices, "gpu_pcor_shrink")
+              backend, precision, devices, "gpu_pcor_shrink", output)
 }
 
-.shrink_run <- function(x, lambda, w, verbose, partial, backend, precision, devices, fun) {
+.shrink_run <- function(x, lambda, w, verbose, partial, backend, precision, devices, fun,
+                        output = NULL) {
   if (!is.logical(verbose) || length(verbose) != 1L || is.na(verbose))
     stop("'verbose' must be TRUE or FALSE", call. = FALSE)
   precision <- match.arg(precision, c("double", "single"))
   devices <- .check_devices(devices)
+  output <- .check_output(output)
   x <- .shrink_input(x)
   p <- ncol(x)
   backend <- .resolve_backend(backend, work = as.double(p) * p / 2 * nrow(x))
   prep <- .shrink_prepare(x, lambda, w, verbose, partial)
   opts <- .engine_opts(backend, precision, FALSE, devices, fun = fun)
+  if (!is.null(output)) {
+    # the engine writes the matrix (the identity: products of zero columns)
+    if (!is.null(prep$dense))
+      stop("'output' with lambda = 0 (the pseudoinverse, made in memory) is not supported",
+           call. = FALSE)
+    v <- if (is.null(prep$v)) matrix(0, 1L, p) else prep$v
+    .engine_call(.Call(C_gpucor_cor, v, NULL, if (partial) "pcor.shrink" else "cor.shrink",
+                       "everything", NULL, opts, .hdf5_spec(output, p, p)),
+                 fun, backend, precision, devices, FALSE)
+    r <- .hdf5_result(output, if (!is.null(colnames(x))) list(colnames(x), colnames(x)))
+    attr(r, "lambda") <- prep$lambda
+    attr(r, "lambda.estimated") <- prep$estimated
+    if (partial) attr(r, "spv") <- stats::setNames(prep$spv, colnames(x))
+    if (verbose) cat("\n")
+    return(r)
+  }
   .memory_guard(8 * as.double(p) * p, sprintf("%s(): the %d x %d result", fun, p, p), "")
   r <- if (!is.null(prep$dense)) prep$dense
        else if (is.null(prep$v)) diag(p)

@@ -154,3 +154,26 @@ test_that("the GPU engine gives the CPU's shrinkage estimates", {
     expect_lte(max(abs(unclass(a) - unclass(s))), 1e-5)
   }
 })
+
+test_that("output = gpu_hdf5(): the matrix written to a file", {
+  skip_if_not(gpucor:::.hdf5_ok(), "gpucor built without HDF5, or no HDF5Array")
+  x <- matrix(rnorm(20 * 30), 20, 30, dimnames = list(NULL, paste0("v", 1:30)))
+  f <- tempfile(fileext = ".h5")
+  on.exit(unlink(f))
+  for (b in test_backends()) for (partial in c(FALSE, TRUE)) {
+    fn <- if (partial) gpu_pcor_shrink else gpu_cor_shrink
+    want <- fn(x, verbose = FALSE, backend = b)
+    nm <- paste0("m", b, partial)
+    got <- with_options(list(gpucor.cpu_tile = 7L, gpucor.gpu_slab = 8L),
+                        fn(x, verbose = FALSE, backend = b, output = gpu_hdf5(f, nm)))
+    expect_s4_class(got, "HDF5Array")
+    expect_identical(as.matrix(got), unclass(want)[seq_len(30), seq_len(30)])
+    expect_identical(attr(got, "lambda"), attr(want, "lambda"))
+    if (partial) expect_identical(attr(got, "spv"), attr(want, "spv"))
+    # lambda 1: the identity
+    got <- fn(x, lambda = 1, verbose = FALSE, backend = b, output = gpu_hdf5(f, paste0(nm, "i")))
+    expect_identical(unname(as.matrix(got)), diag(30))
+  }
+  expect_error(suppressWarnings(gpu_pcor_shrink(x, lambda = 0, verbose = FALSE,
+                                                output = gpu_hdf5(f, "z"))), "lambda = 0")
+})
