@@ -100,11 +100,7 @@ gpu_pcor_shrink <- function(x, lambda, w, verbose = TRUE,
                        "everything", NULL, opts, .hdf5_spec(output, p, p)),
                  fun, backend, precision, devices, FALSE)
     r <- .hdf5_result(output, if (!is.null(colnames(x))) list(colnames(x), colnames(x)))
-    attr(r, "lambda") <- prep$lambda
-    attr(r, "lambda.estimated") <- prep$estimated
-    if (partial) attr(r, "spv") <- stats::setNames(prep$spv, colnames(x))
-    if (verbose) cat("\n")
-    return(r)
+    return(.shrink_attrs(r, prep, partial, colnames(x), NULL, verbose))
   }
   .memory_guard(8 * as.double(p) * p, sprintf("%s(): the %d x %d result", fun, p, p), "")
   r <- if (!is.null(prep$dense)) prep$dense
@@ -115,10 +111,16 @@ gpu_pcor_shrink <- function(x, lambda, w, verbose = TRUE,
                          fun, backend, precision, devices, FALSE)
   attributes(r) <- list(dim = c(p, p))
   if (!is.null(colnames(x))) dimnames(r) <- list(colnames(x), colnames(x))
+  .shrink_attrs(r, prep, partial, colnames(x), "shrinkage", verbose)
+}
+
+# corpcor's attributes, in its order (lambda, lambda.estimated, class, spv),
+# and its closing line.
+.shrink_attrs <- function(r, prep, partial, names, cls, verbose) {
   attr(r, "lambda") <- prep$lambda
   attr(r, "lambda.estimated") <- prep$estimated
-  class(r) <- "shrinkage"
-  if (partial) attr(r, "spv") <- stats::setNames(prep$spv, colnames(x))
+  if (!is.null(cls)) class(r) <- cls
+  if (partial) attr(r, "spv") <- stats::setNames(prep$spv, names)
   if (verbose) cat("\n")
   r
 }

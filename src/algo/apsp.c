@@ -263,17 +263,7 @@ int gc_apsp_cpu(const gc_apsp_job *job, gc_host *host, int *threads_used, char *
         if (host->progress) host->progress(host->progress_ctx, (double) (K + 1) / (double) nb);
     }
     /* undirected: the lower half from the upper */
-    if (sym && nb > 1) {
-        const size_t T = 64, nt64 = (n + T - 1) / T;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
-#endif
-        for (size_t tj = 0; tj < nt64; tj++)
-            for (size_t ti = tj; ti < nt64; ti++)
-                for (size_t j = tj * T; j < (tj + 1) * T && j < n; j++)
-                    for (size_t i = ti * T > j + 1 ? ti * T : j + 1; i < (ti + 1) * T && i < n; i++)
-                        D[i + j * n] = D[j + i * n];
-    }
+    if (sym && nb > 1) gc_mirror(D, n, 1, nt);
     if (out->inv_sum || out->len_sum || out->reach || out->ecc) {
         size_t chunk = 256, nc = (n + chunk - 1) / chunk;
 #ifdef _OPENMP

@@ -300,6 +300,10 @@ void gc_copy_out_mul(double *out, const void *src, size_t offset, size_t count,
  * column), 'diag' on its diagonal, into out, on nthreads: the columns'
  * lower parts copied, then the upper parts mirrored by 64 x 64 tiles. */
 void gc_dist_expand(const double *d, size_t n, double diag, double *out, int nthreads);
+/* The n x n matrix a made symmetric from one half, by 64 x 64 tiles on
+ * nthreads: the lower half from the upper (lower nonzero), or the upper
+ * from the lower. */
+void gc_mirror(double *a, size_t n, int lower, int nthreads);
 
 /* Bits of the float NaN that stands for NA in single-precision output. */
 #define GPUCOR_FLOAT_NA_BITS 0x7fc007a2u

@@ -112,32 +112,34 @@ void gc_copy_out_mul(double *out, const void *src, size_t offset, size_t count,
     if (p) copy_out(out, src, offset, count, is_float, scale, p, mr, mc, round_int, nthreads);
 }
 
-void gc_dist_expand(const double *d, size_t n, double diag, double *out, int nthreads)
+void gc_mirror(double *a, size_t n, int lower, int nthreads)
 {
     const size_t T = 64, nb = (n + T - 1) / T;
     (void) nthreads;
 #ifdef _OPENMP
-#pragma omp parallel num_threads(nthreads > 0 ? nthreads : 1)
+#pragma omp parallel for num_threads(nthreads > 0 ? nthreads : 1) schedule(dynamic, 1)
 #endif
-    {
+    for (size_t bj = 0; bj < nb; bj++)
+        for (size_t bi = bj; bi < nb; bi++)
+            for (size_t j = bj * T; j < (bj + 1) * T && j < n; j++)
+                for (size_t i = bi * T > j + 1 ? bi * T : j + 1; i < (bi + 1) * T && i < n; i++) {
+                    if (lower) a[i + j * n] = a[j + i * n];
+                    else a[j + i * n] = a[i + j * n];
+                }
+}
+
+void gc_dist_expand(const double *d, size_t n, double diag, double *out, int nthreads)
+{
+    (void) nthreads;
+    /* the columns' lower parts (first touched by every thread), then the
+     * upper parts mirrored */
 #ifdef _OPENMP
-#pragma omp for schedule(dynamic, 16)
+#pragma omp parallel for num_threads(nthreads > 0 ? nthreads : 1) schedule(dynamic, 16)
 #endif
-        for (size_t j = 0; j < n; j++) {
-            out[j + j * n] = diag;
-            if (j + 1 < n)
-                memcpy(out + j + 1 + j * n, d + dist_offset(n, j), (n - j - 1) * sizeof *out);
-        }
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-        for (size_t bi = 0; bi < nb; bi++) {   /* the upper parts of columns bi */
-            size_t i0 = bi * T, i1 = i0 + T < n ? i0 + T : n;
-            for (size_t bj = 0; bj <= bi; bj++) {
-                size_t j0 = bj * T, j1 = j0 + T < n ? j0 + T : n;
-                for (size_t i = i0; i < i1; i++)
-                    for (size_t j = j0; j < j1 && j < i; j++) out[j + i * n] = out[i + j * n];
-            }
-        }
+    for (size_t j = 0; j < n; j++) {
+        out[j + j * n] = diag;
+        if (j + 1 < n)
+            memcpy(out + j + 1 + j * n, d + dist_offset(n, j), (n - j - 1) * sizeof *out);
     }
+    gc_mirror(out, n, 0, nthreads);
 }
