@@ -138,9 +138,9 @@
 # stats' zero-sd warning came (muffled).
 .tile_value <- function(A, B, u, method, backend, precision, devices, cov) {
   sd0 <- FALSE
-  f <- if (cov) gpu_cov else gpu_cor
   val <- withCallingHandlers(
-    f(A, B, u, method, backend, precision, devices, FALSE),
+    if (cov) gpu_cov(A, B, u, method, backend, precision, devices, FALSE)
+    else .cor_run(A, B, u, method, backend, precision, devices, FALSE, 1L, NULL, NULL),
     warning = function(w) if (identical(conditionMessage(w), "the standard deviation is zero")) {
       sd0 <<- TRUE
       invokeRestart("muffleWarning")
@@ -271,6 +271,7 @@
 # block A (a variance that is 0 in a double): the block pairs off the
 # diagonal are made with y, whose rule looks at the sd instead.
 .zero_var <- function(A, u, method) {
+  method <- .cor_base(method)
   if (u == "pairwise.complete.obs" || method == "kendall") return(logical(ncol(A)))
   vapply(seq_len(ncol(A)), function(j) {
     v <- if (method == "spearman") stats::var(rank(A[, j], na.last = "keep"))

@@ -122,15 +122,25 @@ gpu_cor <- function(x, y = NULL, use = "everything",
                     verbose = getOption("gpucor.verbose", FALSE), assay = 1L,
                     BPPARAM = NULL, output = NULL) {
   .check_common()
+  .cor_run(x, y, use, match.arg(method), backend, match.arg(precision), devices, verbose,
+           assay, BPPARAM, output)
+}
+
+# gpu_cor()'s work for any measure between columns of the table
+# (src/engine/measure.c) that is a correlation or one with an epilogue
+# (gpu_build_mim()'s "mim.*"): the sparse, blocked, BiocParallel and file
+# routes, then the engine.  'fun' names the user's function in messages.
+.cor_run <- function(x, y, use, method, backend, precision, devices, verbose, assay,
+                     BPPARAM, output, fun = "gpu_cor") {
   if (!is.null(BPPARAM) && is.null(output)) {
-    r <- .bp_entry(x, y, use, match.arg(method), backend, precision, devices, verbose,
+    r <- .bp_entry(x, y, use, method, backend, precision, devices, verbose,
                    assay, FALSE, BPPARAM)
     if (!is.null(r)) return(r)
   }
   # a sparse matrix stays sparse where it can (R/sparse.R)
   sp <- if (is.null(y) && isS4(x) && is.null(output)) .sparse_of(x, assay, TRUE)
   if (!is.null(sp)) {
-    r <- .sparse_cor(sp, use, match.arg(method), backend, verbose)
+    r <- if (method %in% c("pearson", "spearman")) .sparse_cor(sp, use, method, backend, verbose)
     if (!is.null(r)) return(r)
     x <- sp
   }
@@ -139,11 +149,9 @@ gpu_cor <- function(x, y = NULL, use = "everything",
   by <- if (isS4(y) && is.null(output)) .block_source(y, assay)
   if (!is.null(bx) || !is.null(by)) {
     r <- .blocked_cor(if (is.null(bx)) x else bx, if (is.null(by)) y else by, use,
-                      match.arg(method), backend, precision, devices, verbose)
+                      method, backend, precision, devices, verbose)
     if (!is.null(r)) return(r)
   }
-  method <- match.arg(method)
-  precision <- match.arg(precision)
   inp <- .cor_input(x, y, use, method, assay)
   x <- inp$x; y <- inp$y; use_name <- inp$use; rows <- inp$rows; nobs <- inp$nobs
   cx <- inp$cx; cy <- inp$cy
@@ -155,7 +163,7 @@ gpu_cor <- function(x, y = NULL, use = "everything",
   # (or ranked) copy of the input
   .memory_guard(8 * (as.double(ncol(x)) * q * is.null(output) +
                      as.double(nobs) * (ncol(x) + (if (is.null(y)) 0 else q))),
-                sprintf("gpu_cor(): the %d x %d result", ncol(x), q),
+                sprintf("%s(): the %d x %d result", fun, ncol(x), q),
                 if (is.null(y)) paste(
                   "A 'dist' of the columns (gpu_dist(t(x), \"correlation\")) takes half",
                   "as much; blocks of columns can be computed with 'y =', as in",
@@ -173,8 +181,8 @@ gpu_cor <- function(x, y = NULL, use = "everything",
       .bp_hdf5(output, ncol(x), q, jobs, BPPARAM, .bp_cor_file_part, x = x, y = y,
                method = method, use = use_name, rows = rows, backend = backend,
                precision = precision),
-      "gpu_cor", backend, verbose = verbose,
-      report = function(s, th) .bp_report("gpu_cor", 1L, jobs, backend, BPPARAM, s))
+      fun, backend, verbose = verbose,
+      report = function(s, th) .bp_report(fun, 1L, jobs, backend, BPPARAM, s))
     r <- .hdf5_result(output, if (!is.null(cx) || !is.null(cy)) list(cx, cy),
                       attr(flags, "parts"))
     if (flags[["sd0"]]) warning("the standard deviation is zero")
@@ -182,9 +190,10 @@ gpu_cor <- function(x, y = NULL, use = "everything",
   }
   r <- .engine_call(
     .Call(C_gpucor_cor, x, y, method, use_name, rows,
-          .engine_opts(backend, precision, verbose, devices, mul = .cov_mul$spreads),
+          .engine_opts(backend, precision, verbose, devices, mul = .cov_mul$spreads,
+                       fun = if (fun != "gpu_cor") fun),
           if (!is.null(output)) .hdf5_spec(output, ncol(x), q)),
-    "gpu_cor", backend, precision, devices, verbose)
+    fun, backend, precision, devices, verbose)
   if (verbose && !.opt("gpucor.profile")) attr(r, "threads") <- attr(r, "timing") <- NULL
   sd0 <- isTRUE(attr(r, "sd0"))
   attr(r, "sd0") <- NULL
@@ -198,6 +207,10 @@ gpu_cor <- function(x, y = NULL, use = "everything",
   if (sd0) warning("the standard deviation is zero")
   r
 }
+
+# A measure of the "mim.*" rows as the correlation it transforms (stats'
+# rules of that correlation apply to it).
+.cor_base <- function(method) sub("^mim[.]", "", method)
 
 # gpu_cor()'s input checks and stats' rules before the engine, shared with
 # gpu_cor_edges(): x and y as double matrices, 'use' as stats' full name, the rows
@@ -222,7 +235,7 @@ gpu_cor <- function(x, y = NULL, use = "everything",
     y <- .as_double_matrix(y)
     if (nrow(y) != nrow(x)) stop("incompatible dimensions")
   }
-  rank_method <- method != "pearson"
+  rank_method <- .cor_base(method) != "pearson"
   .cor_empty_check(x, y, use_name, rank_method)
   # stats ranks a one-row matrix as row(x), all 1s, for Spearman and
   # Kendall, so its NA never reach all.obs' check (the result is NA anyway)

@@ -58,10 +58,14 @@
 #'   the `lambda` used; or `"knnmi"`, Kraskov's k-nearest-neighbour mutual
 #'   information between the columns, as [gpu_knnmi()] computes it between
 #'   rows (`k` neighbours; one complete matrix; no p-values; an MI estimate
-#'   can be negative, so `absolute = FALSE` ranks by the value itself).
+#'   can be negative, so `absolute = FALSE` ranks by the value itself);
+#'   or `"mim.pearson"`, `"mim.spearman"`, `"mim.kendall"`, minet's
+#'   Gaussian mutual information of that correlation, as
+#'   [gpu_build_mim()] computes it (under `use`; no p-values).
 #' @param use as in [stats::cor()].
 #' @param threshold a number in \[0, 1\] (in \[-1, 1\] when
-#'   `absolute = FALSE`).
+#'   `absolute = FALSE`); for the mutual informations, any number from 0
+#'   (-1).
 #' @param k `method = "knnmi"`'s number of neighbours (2 up to the number
 #'   of rows less one).
 #' @param top_k a whole number of partners, from 1 (more than there are
@@ -104,7 +108,8 @@
 #' head(gpu_cor_edges(x, top_k = 2, p_value = TRUE))
 #' @export
 gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendall", "bicor",
-                                                  "cor.shrink", "pcor.shrink", "knnmi"),
+                                                  "cor.shrink", "pcor.shrink", "knnmi", "mim.pearson",
+                                                  "mim.spearman", "mim.kendall"),
                           use = "everything", threshold = NULL, top_k = NULL,
                           density = NULL, fdr = NULL, absolute = TRUE,
                           p_value = FALSE, format = c("data.frame", "sparse"),
@@ -120,7 +125,9 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
     stop("'absolute' must be TRUE or FALSE")
   if (!is.logical(p_value) || length(p_value) != 1L || is.na(p_value))
     stop("'p_value' must be TRUE or FALSE")
-  crit <- .edge_criteria(threshold, top_k, density, fdr, absolute)
+  # mutual information is not bounded by 1
+  mi <- method == "knnmi" || startsWith(method, "mim.")
+  crit <- .edge_criteria(threshold, top_k, density, fdr, absolute, if (mi) Inf else 1)
   if (isS4(x) && is.null(y)) {
     sp <- .sparse_of(x, assay, TRUE)
     if (!is.null(sp)) x <- sp
@@ -130,7 +137,7 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
   knnmi <- method == "knnmi"
   inp <- .cor_input(x, y, use, if (bicor || shrink || knnmi) "pearson" else method, assay)
   x <- inp$x; y <- inp$y
-  if ((shrink || knnmi) && (p_value || !is.null(fdr)))
+  if ((shrink || mi) && (p_value || !is.null(fdr)))
     stop(sprintf("method = \"%s\" has no p-values: use 'threshold', 'top_k' or 'density'",
                  method), call. = FALSE)
   if (knnmi) {
@@ -234,7 +241,7 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
 
 # The criteria as c(threshold, top_k, density, fdr), NA where absent, after
 # the range checks.
-.edge_criteria <- function(threshold, top_k, density, fdr, absolute) {
+.edge_criteria <- function(threshold, top_k, density, fdr, absolute, hi = 1) {
   one <- function(v, name) {
     if (is.null(v)) return(NA_real_)
     if (!is.numeric(v) || length(v) != 1L || is.na(v))
@@ -246,8 +253,9 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
   if (all(is.na(c(thr, k, d, f))))
     stop("give at least one of 'threshold', 'top_k', 'density' and 'fdr'")
   lo <- if (absolute) 0 else -1
-  if (!is.na(thr) && (thr < lo || thr > 1))
-    stop(sprintf("'threshold' must be in [%d, 1]", lo))
+  if (!is.na(thr) && (thr < lo || thr > hi))
+    stop(if (is.finite(hi)) sprintf("'threshold' must be in [%d, %g]", lo, hi)
+         else sprintf("'threshold' must be at least %d", lo))
   if (!is.na(k) && (k < 1 || k != floor(k) || k > .Machine$integer.max))
     stop("'top_k' must be a whole number >= 1")
   if (!is.na(d) && (d <= 0 || d > 1)) stop("'density' must be in (0, 1]")

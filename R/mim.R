@@ -19,12 +19,22 @@
 #' A constant column gives `NA` (and stats' warning), as `cor()` does
 #' inside minet.
 #'
+#' The measure is a row of the engine's table (`"mim.pearson"`, ...), so
+#' what [gpu_cor()] does for Pearson it does here: `y` (the block between
+#' the columns of `dataset` and those of `y`, over the rows complete in
+#' both; no diagonal is set to 0 there), `devices`, `BPPARAM` and
+#' `output = gpu_hdf5()` (the matrix written as it is made, its diagonal 0).
+#'
 #' @param dataset a numeric matrix or data frame, samples in rows and
-#'   variables in columns (as minet).
+#'   variables in columns (as minet); or any input [gpu_cor()] takes as a
+#'   matrix (a `SummarizedExperiment`, a `DelayedArray`, ...).
 #' @param estimator `"spearman"` (minet's default), `"pearson"` or `"kendall"`.
-#' @param backend,precision,devices as in [gpu_cor()].
-#' @return The p x p mutual information matrix, dimnames from
-#'   `colnames(dataset)`.
+#' @param backend,precision,devices,verbose,BPPARAM,output as in [gpu_cor()].
+#' @param y `NULL` (default), or a second matrix with the same rows
+#'   (samples): the mutual information between the columns of `dataset`
+#'   and those of `y` (not in minet).
+#' @return The p x p mutual information matrix (p x q with `y`), dimnames
+#'   from the column names; with `output`, an `HDF5Array`.
 #' @seealso [gpu_knnmi()], [gpu_aracne_a()], [gpu_clr()], [gpu_mrnet()]
 #' @examples
 #' x <- matrix(rnorm(100 * 5), 100, 5)
@@ -34,28 +44,19 @@
 gpu_build_mim <- function(dataset, estimator = "spearman",
                           backend = getOption("gpucor.backend", "auto"),
                           precision = c("double", "single"),
-                          devices = getOption("gpucor.devices", 0L)) {
+                          devices = getOption("gpucor.devices", 0L),
+                          verbose = getOption("gpucor.verbose", FALSE),
+                          y = NULL, BPPARAM = NULL, output = NULL) {
+  .check_common()
   if (!is.character(estimator) || length(estimator) != 1L ||
       !estimator %in% c("pearson", "spearman", "kendall"))
     stop("'estimator' must be \"pearson\", \"spearman\" or \"kendall\" (gpu_knnmi() estimates mutual information without a model)",
          call. = FALSE)
-  precision <- match.arg(precision)
-  devices <- .check_devices(devices)
-  inp <- .cor_input(dataset, NULL, "complete.obs", estimator, 1L)
-  x <- inp$x
-  if (!inp$matrix_result) stop("'dataset' must be a matrix or data frame", call. = FALSE)
-  p <- ncol(x)
-  .memory_guard(8 * as.double(p) * p, sprintf("gpu_build_mim(): the %d x %d result", p, p), "")
-  method <- paste0("mim.", estimator)
-  backend <- .resolve_backend(backend, work = as.double(p) * p / 2 * inp$nobs *
-                                .cpu_cost(method, FALSE))
-  opts <- .engine_opts(backend, precision, FALSE, devices, fun = "gpu_build_mim")
-  r <- .engine_call(.Call(C_gpucor_cor, x, NULL, method, "complete.obs", inp$rows, opts, NULL),
-                    "gpu_build_mim", backend, precision, devices, FALSE)
-  sd0 <- isTRUE(attr(r, "sd0"))
-  attributes(r) <- list(dim = c(p, p))
-  diag(r) <- 0
-  if (!is.null(inp$cx)) dimnames(r) <- list(inp$cx, inp$cx)
-  if (sd0) warning("the standard deviation is zero")
-  r
+  if (is.null(dim(dataset)) && !isS4(dataset))
+    stop("'dataset' must be a matrix or data frame", call. = FALSE)
+  # the diagonal (a symmetric result's) is 0 from the engine (the row's
+  # zero_diag)
+  .cor_run(dataset, y, "complete.obs", paste0("mim.", estimator), backend,
+           precision, devices, verbose, 1L, BPPARAM, output,
+           fun = "gpu_build_mim")
 }

@@ -64,7 +64,8 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts, SEX
     gc_host host;
     gpucor_host_init(&host, &o, &pr);
     gc_file *f = isNull(file) ? NULL
-               : gpucor_file_open(file, p, q, isNull(y), 0, &o, &sink, &host, fun);
+               : gpucor_file_open(file, p, q, isNull(y), isNull(y) && ms->zero_diag, &o,
+                                  &sink, &host, fun);
     int sd0 = 0, used = 0, status;
     char msg[512] = "";
     gc_problem in = {.x = REAL(x), .y = isNull(y) ? NULL : REAL(y), .n = n, .p = p, .q = q,
@@ -72,6 +73,8 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts, SEX
                      .use = u};
     status = gc_run_warn(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
     gpucor_call_status(f, status, fun, msg);
+    if (isNull(file) && isNull(y) && ms->zero_diag)   /* the file sink has done it */
+        for (size_t j = 0; j < p; j++) REAL(ans)[j + j * p] = 0;
     if (sink.mul_row && used)
         gc_copy_out_mul(sink.out, NULL, 0, p * q, 0, 1.0, p, sink.mul_row, sink.mul_col,
                         sink.mul_round, o.nthreads);

@@ -99,6 +99,7 @@ static void edges_setup(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP o
     job->p = p;
     job->q = q;
     job->nslots = e->o.nthreads > 0 ? e->o.nthreads : 1;
+    job->epilogue = m->epilogue;   /* minet's Gaussian MI (the "mim.*" rows) */
     gpucor_criteria(crit, job);
     /* knnmi's neighbours (criteria field k, R/edges.R) */
     if (m->family == FAMILY_KNNMI) {
@@ -429,7 +430,8 @@ SEXP gpucor_edges_pass(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP op
     s.key = key;
     s.pvalue = e.job.pvalue;
     s.pctx = e.job.pctx;
-    gc_sink sink = {.kind = SINK_SELECT, .p = s.p, .q = s.q, .sel = &s};
+    gc_sink sink = {.kind = SINK_SELECT, .epilogue = e.job.epilogue, .p = s.p, .q = s.q,
+                    .sel = &s};
     /* (allocating and resetting leave the pass's description as it is) */
     if (gc_select_alloc(&s, e.job.nslots, (mode & SEL_HIST) != 0)) {
         gc_select_free(&s);

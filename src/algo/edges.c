@@ -605,7 +605,8 @@ int gc_edges_begin(const gc_edges_job *job, gc_edges **ep, char *msg, size_t msg
     e->heaps = job->top_k > 0 && !e->cut;
     e->s.k = e->heaps ? job->top_k : 0;
     e->s.key = job->fdr > 0 ? (job->common_n ? KEY_ABS : KEY_PVALUE) : KEY_STRENGTH;
-    e->sink = (gc_sink) {.kind = SINK_SELECT, .p = job->p, .q = job->q, .sel = &e->s};
+    e->sink = (gc_sink) {.kind = SINK_SELECT, .epilogue = job->epilogue, .p = job->p,
+                         .q = job->q, .sel = &e->s};
     /* tests: refine with small bins too (GPUCOR_TEST_BIN_LIMIT=n) */
     e->bin_limit = GC_EDGES_BIN_LIMIT;
     const char *env = getenv("GPUCOR_TEST_BIN_LIMIT");

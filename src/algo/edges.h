@@ -29,6 +29,7 @@ typedef struct gc_edges_job {
     int symmetric;
     size_t p, q;
     int strength;          /* STRENGTH_ABS (absolute = TRUE) or STRENGTH_RAW */
+    int epilogue;          /* EPI_*: the measure's, applied by the sink */
     int nslots;            /* threads that may write the sink at once */
     /* the criteria (0 / absent when not given) */
     int has_thr; double thr;

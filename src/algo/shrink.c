@@ -38,14 +38,20 @@ int gc_shrink_scale(const double *x, size_t n, size_t p, const double *w,
         for (size_t i = 0; i < p; i++) {
             const double *col = x + i * n;
             double *zc = z + i * n;
+            /* the mean as a double mh and a correction c, kept apart: a
+             * long double holds a mean of 1e12 to 6e-8 only, which would
+             * shift every standardized value by that much (and lambda,
+             * through the fourth moments, with it); col[k] - mh is exact
+             * in double where the column sits far from 0 (Sterbenz) */
             long double m = 0;
             for (size_t k = 0; k < n; k++) m += (long double) w[k] * col[k];
+            const double mh = (double) m;
             long double c = 0;
-            for (size_t k = 0; k < n; k++) c += (long double) w[k] * (col[k] - m);
-            m += c;
+            for (size_t k = 0; k < n; k++) c += (long double) w[k] * (col[k] - mh);
+#define GC_SHRINK_DEV(k) ((long double) (col[k] - mh) - c)
             long double ss = 0;
             for (size_t k = 0; k < n; k++) {
-                long double d = col[k] - m;
+                long double d = GC_SHRINK_DEV(k);
                 ss += (long double) w[k] * d * d;
             }
             double v = (double) (h1 * ss);
@@ -56,7 +62,7 @@ int gc_shrink_scale(const double *x, size_t n, size_t p, const double *w,
             }
             long double sd = sqrtl((long double) v), nz = 0;
             for (size_t k = 0; k < n; k++) {
-                long double xs = (col[k] - m) / sd, q = xs * xs;
+                long double xs = GC_SHRINK_DEV(k) / sd, q = xs * xs;
                 zc[k] = (double) (sqrtl((long double) w[k]) * xs);
                 s2[k] += q;
                 s4[k] += q * q;
@@ -64,6 +70,7 @@ int gc_shrink_scale(const double *x, size_t n, size_t p, const double *w,
             }
             tz4 += nz * nz;
         }
+#undef GC_SHRINK_DEV
     }
     long double e = 0;
     for (size_t k = 0; k < n; k++) {

@@ -43,7 +43,8 @@ static const gc_measure measures[] = {
      * information -0.5 log(1 - r^2) of stats' correlation (gpu_build_mim) */
 #define GAUSS_MI(nm, fam, c, cst) \
     {.name = nm, .space = MEASURE_COLUMNS, .family = fam, .cor = c, .op = -1, \
-     .epilogue = EPI_GAUSS_MI, .warning = WARN_SD0, .cost = cst, .cost_pairwise = cst}
+     .epilogue = EPI_GAUSS_MI, .zero_diag = 1, .warning = WARN_SD0, .cost = cst, \
+     .cost_pairwise = cst}
     GAUSS_MI("mim.pearson", FAMILY_PRODUCT, COR_PEARSON, 1),
     GAUSS_MI("mim.spearman", FAMILY_PRODUCT, COR_SPEARMAN, 1),
     GAUSS_MI("mim.kendall", FAMILY_PAIR, COR_KENDALL, 100),

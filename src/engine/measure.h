@@ -67,6 +67,8 @@ typedef struct {
     int op;               /* DIST_*: the distance op (FAMILY_DISTANCE);
                              -1 for a correlation */
     int epilogue;         /* EPI_*: applied by the sink (1 - r, 1 - |r|) */
+    int zero_diag;        /* 1: a symmetric result's diagonal is 0, whatever
+                             the pair's value (minet's build.mim) */
     int pvalue;           /* PVALUE_* */
     int warning;          /* WARN_* */
     size_t min_coords;    /* coordinates a row needs for a value between

@@ -333,3 +333,133 @@ test_that("property: gpu_dist equals stats::dist and 1 - cor(t(x)) on random sha
   info <- new_seed()
   prop_run(round(1000 * prop_scale), prop_dist_draw, prop_dist_case, info)
 })
+
+# Issue 34's measures on random shapes and contents, each against its
+# reference on every backend (the GPU where one is usable): minet's
+# Gaussian MI (stats::cor under it: every content), corpcor's shrinkage
+# estimates (no NA, as corpcor; compared with corpcor on centred columns,
+# where its one-pass moments keep their digits), parmigene's knnmi (data
+# without ties at a k-th distance: Gaussian, or on scales from 1e-15 to
+# 1e15 by variable) and its four pruning rules on MI matrices from knnmi
+# and on random symmetric ones with ties and zeros.
+prop_new_draw <- function(seed) {
+  set.seed(seed)
+  fn <- sample(c("mim", "shrink", "knnmi", "prune"), 1,
+               prob = c(0.3, 0.3, 0.2, 0.2))
+  tag <- fn
+  x <- y <- NULL
+  arg <- NULL
+  if (fn == "mim") {
+    content <- prop_content()
+    while (content[1] %in% names(prop_unscale)) content <- prop_content()
+    arg <- sample(c("pearson", "spearman", "kendall"), 1)
+    n <- sample(prop_cor_ns, 1)
+    p <- sample(c(1, 2, 3, 7, 33, 65), 1)
+    x <- prop_matrix(n, p, content)
+    if (stats::runif(1) < 0.3) y <- prop_matrix(n, sample(c(1, 5, 33), 1), content)
+    x <- prop_container(x, content)
+  } else if (fn == "shrink") {
+    content <- c(sample(c("gauss", "ties", "offset", "mixed", "near_dup"), 1),
+                 if (stats::runif(1) < 0.3) "constant")
+    n <- sample(c(3, 4, 9, 17, 33, 65), 1)
+    p <- sample(c(1, 2, 3, 7, 33, 65, 129), 1)
+    x <- prop_matrix(n, p, content)
+    arg <- sample(c("cor.shrink", "pcor.shrink"), 1)
+    tag <- arg
+  } else if (fn == "knnmi") {
+    content <- sample(c("gauss", "mixed"), 1)
+    m <- sample(c(4, 5, 9, 17, 33, 65), 1)
+    x <- t(prop_matrix(m, sample(c(2, 3, 5, 17, 33), 1), content))
+    arg <- sample(unique(c(2, 3, min(10, m - 1), m - 1)), 1)
+    n <- nrow(x); p <- m
+  } else {
+    content <- sample(c("knnmi", "ties"), 1)
+    n <- sample(c(3, 4, 5, 17, 33, 64, 65, 66), 1)
+    x <- if (content == "knnmi") gpucor::gpu_knnmi(matrix(stats::rnorm(n * 20), n), k = 3,
+                                                   backend = "cpu")
+         else {
+           s <- matrix(sample(c(0, 0.1, 0.2, 0.3, stats::runif(3)), n * n, TRUE), n)
+           s <- pmax(s, t(s)); diag(s) <- 0; s
+         }
+    arg <- sample(c("aracne.a", "aracne.m", "clr", "mrnet"), 1)
+    tag <- arg
+    p <- n
+  }
+  list(fn = fn, x = x, y = y, arg = arg, content = content, slab = prop_slab(),
+       tile = prop_tile(), skip = FALSE,
+       what = sprintf("%s(%s) %d x %d%s, %s", tag, paste(arg), n, p,
+                      if (is.null(y)) "" else " with y", paste(content, collapse = "+")))
+}
+
+prop_new_case <- function(cs, info) {
+  x <- cs$x; arg <- cs$arg
+  for (b in test_backends()) {
+    what <- paste(cs$what, "on", b)
+    if (cs$fn == "mim") {
+      ref <- function() {
+        xm <- as_num_matrix(x)
+        if (is.null(cs$y)) {
+          m <- stats::cor(xm, method = arg, use = "complete.obs")^2
+          diag(m) <- 0
+        } else {
+          ok <- stats::complete.cases(xm, cs$y)
+          if (!any(ok)) stop("no complete element pairs")
+          m <- stats::cor(xm[ok, , drop = FALSE], cs$y[ok, , drop = FALSE], method = arg)^2
+        }
+        m[which(m > 0.999999)] <- 0.999999
+        -0.5 * log(1 - m)
+      }
+      want <- capture_conditions(ref())
+      got <- capture_conditions(gpucor::gpu_build_mim(x, arg, backend = b, y = cs$y))
+      if (!expect_same_error(got, want, what, info)) next
+      expect(identical(is.na(got$value), is.na(want$value)),
+             sprintf("%s: NA pattern differs. %s", what, info))
+      # the transform's condition: d MI / d r^2 = exp(2 MI) / 2, so an r
+      # near 1 that stats and gpu_cor round apart by 1e-16 moves MI by
+      # about 1e-16 exp(2 MI)
+      ok <- !is.na(want$value)
+      expect_abs_equal(got$value[ok] * exp(-2 * want$value[ok]),
+                       want$value[ok] * exp(-2 * want$value[ok]), 1e-10, what, info)
+      expect(identical(dimnames(got$value), dimnames(want$value)),
+             sprintf("%s: dimnames differ. %s", what, info))
+    } else if (cs$fn == "shrink") {
+      f <- if (arg == "cor.shrink") gpucor::gpu_cor_shrink else gpucor::gpu_pcor_shrink
+      r <- if (arg == "cor.shrink") corpcor::cor.shrink else corpcor::pcor.shrink
+      want <- suppressWarnings(r(sweep(x, 2, colMeans(x)), verbose = FALSE))
+      got <- suppressWarnings(f(x, verbose = FALSE, backend = b))
+      # corpcor's NaN: its pseudoinverse (lambda 0) of columns that are
+      # exactly collinear (a few samples, constant rows); gpucor gives 0
+      # there.  Not compared.
+      if (anyNA(unclass(want))) next
+      expect_abs_equal(unclass(got)[TRUE], unclass(want)[TRUE], 1e-10, what, info)
+      # with fewer than two columns of nonzero scale every off-diagonal
+      # value is 0 and corpcor's lambda is its rounding of 0 / 0
+      if (sum(apply(x, 2, stats::var) >= .Machine$double.eps) < 2L) next
+      expect(abs(attr(got, "lambda") - attr(want, "lambda")) <= 1e-10,
+             sprintf("%s: lambda %g, corpcor %g. %s", what, attr(got, "lambda"),
+                     attr(want, "lambda"), info))
+      expect(identical(class(got), class(want)), sprintf("%s: class. %s", what, info))
+    } else if (cs$fn == "knnmi") {
+      want <- parmigene::knnmi.all(x, k = arg, noise = 0)
+      got <- gpucor::gpu_knnmi(x, k = arg, backend = b)
+      expect_abs_equal(got[TRUE], want[TRUE], 1e-10, what, info)
+    } else {
+      pf <- switch(arg, aracne.a = parmigene::aracne.a, aracne.m = parmigene::aracne.m,
+                   clr = parmigene::clr, mrnet = parmigene::mrnet)
+      gf <- switch(arg, aracne.a = gpucor::gpu_aracne_a, aracne.m = gpucor::gpu_aracne_m,
+                   clr = gpucor::gpu_clr, mrnet = gpucor::gpu_mrnet)
+      want <- pf(x)
+      got <- gf(x, backend = b)
+      expect(identical(unname(got), unname(want)),
+             sprintf("%s: differs from parmigene (max %g). %s", what,
+                     max(abs(got - want)), info))
+    }
+  }
+}
+
+test_that("property: issue 34's measures equal corpcor, parmigene and minet's formula", {
+  skip_if_not_installed("corpcor")
+  skip_if_not_installed("parmigene")
+  info <- new_seed()
+  prop_run(round(500 * prop_scale), prop_new_draw, prop_new_case, info)
+})
