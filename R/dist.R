@@ -186,10 +186,11 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
 }
 
 # The workers' parts (.bp_dist_part(), for jobs) put together: the packed
-# 'dist' of n items, with the attributes "sd0" and "nonfinite" of any part.
+# 'dist' of n items, with the attributes "sd0" and "nonfinite" of any part
+# (fun: the call that errors name; gpu_knnmi's shares are 'dist's too).
 # A part's vectors may still be in files (.bp_apply(.join =)): they are
 # read straight into their place (shipfile.c, gpucor_ship_gather).
-.bp_dist_join <- function(parts, jobs, n) {
+.bp_dist_join <- function(parts, jobs, n, fun = "gpu_dist") {
   from <- unlist(lapply(jobs, function(j) vapply(j$ranges, `[`, 0, 1L)))
   ok <- length(parts) == length(jobs) && all(vapply(parts, is.list, NA))
   chunks <- if (ok) do.call(c, lapply(unname(parts), unclass))
@@ -200,7 +201,7 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
   len[stashed] <- vapply(chunks[stashed], function(r) as.double(r$length), 0)
   n <- as.double(n)
   if (!ok || length(chunks) != length(from) || !all(dbl) || sum(len) != n * (n - 1) / 2)
-    stop("gpu_dist: a BiocParallel worker returned a malformed part", call. = FALSE)
+    stop(fun, ": a BiocParallel worker returned a malformed part", call. = FALSE)
   f <- .engine_flags(parts)
   d <- .Call(C_gpucor_ship_gather, chunks[order(from)], "double", .threads())
   if (f[["sd0"]]) attr(d, "sd0") <- TRUE

@@ -2,7 +2,7 @@
 #'
 #' `gpu_hdf5()` describes where a result goes when it is given as the
 #' `output` argument of [gpu_cor()], [gpu_dist()], [gpu_bicor()],
-#' [gpu_adjacency()] or [gpu_tom()]: the engine writes the
+#' [gpu_adjacency()], [gpu_tom()] or [gpu_knnmi()]: the engine writes the
 #' p x q matrix to an HDF5 dataset band of columns after band of columns as
 #' they are made (a writer thread behind the engine, so computing and
 #' writing overlap), and the result is never whole in memory.  The call then
@@ -36,8 +36,9 @@
 #' arithmetic of `gpu_cor()` in memory; the GPU computes whole columns in
 #' either case.
 #'
-#' With `BPPARAM` ([gpu_cor()] and [gpu_dist()]), BiocParallel's workers
-#' write at once, and HDF5 allows one writer a file: each worker writes
+#' With `BPPARAM` ([gpu_cor()], [gpu_dist()] and [gpu_knnmi()]),
+#' BiocParallel's workers write at once, and HDF5 allows one writer a
+#' file: each worker writes
 #' its ranges of columns to files of their own beside `filepath`, named
 #' `"<filepath>.<name>.part<k>.h5"`, and `name` in `filepath` is then made
 #' a virtual dataset (HDF5's VDS) of those parts, read as one matrix by

@@ -9,7 +9,9 @@
 
 SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts, SEXP file);
 SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts, SEXP file);
-SEXP gpucor_knnmi(SEXP x, SEXP method, SEXP k, SEXP jitter, SEXP opts);
+SEXP gpucor_knnmi(SEXP x, SEXP y, SEXP method, SEXP k, SEXP jitter, SEXP jitter_y,
+                  SEXP opts, SEXP file);
+SEXP gpucor_knnmi_full(SEXP d, SEXP n, SEXP threads);
 SEXP gpucor_hdf5_available(void);
 SEXP gpucor_hdf5_virtual(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP gpucor_ship_write(SEXP x, SEXP paths, SEXP threads);
@@ -92,7 +94,8 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_cov_diag, 4),
     CALLDEF(gpucor_sparse_cor, 6),
     CALLDEF(gpucor_dist, 5),
-    CALLDEF(gpucor_knnmi, 5),
+    CALLDEF(gpucor_knnmi, 8),
+    CALLDEF(gpucor_knnmi_full, 3),
     CALLDEF(gpucor_progress_new, 1),
     CALLDEF(gpucor_progress_step, 2),
     CALLDEF(gpucor_edges, 7),

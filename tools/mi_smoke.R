@@ -1,10 +1,10 @@
 # tools/mi_smoke.R -- issue 34's GPU paths, small, each against the CPU:
 # the shrinkage estimates' prepared columns (dense and selected), minet's
-# Gaussian MI epilogue, the Kraskov MI producer (knnmi.cu) and ARACNE's
-# max-min tiles (prune.cu), in double and (where there is one) single
-# precision.  Prints one line per case and "mi: N ok, M differ";
-# tools/device.sh's sanitize-mi runs it under compute-sanitizer (memcheck
-# with the leak check, then racecheck).
+# Gaussian MI epilogue, the Kraskov MI producer (knnmi.cu; with y = and
+# output = too) and ARACNE's max-min tiles (prune.cu), in double and
+# (where there is one) single precision.  Prints one line per case and
+# "mi: N ok, M differ"; tools/device.sh's sanitize-mi runs it under
+# compute-sanitizer (memcheck with the leak check, then racecheck).
 suppressMessages(library(gpucor))
 set.seed(11)
 ok <- 0; bad <- 0
@@ -29,6 +29,9 @@ v <- matrix(rnorm(70 * 40), 70)           # 70 variables (rows) x 40 samples
 for (k in c(2, 3, 10)) {
   r <- run(function(b) gpu_knnmi(v, k = k, backend = b)); same(paste("knnmi k =", k), r$gpu, r$cpu, 1e-12)
 }
+w <- matrix(rnorm(20 * 40), 20); w[3, ] <- v[5, ]   # 20 more rows of the same samples
+r <- run(function(b) gpu_knnmi(v, y = w, backend = b)); same("knnmi y =", r$gpu, r$cpu, 0)
+if (gpucor:::.hdf5_ok()) { r <- run(function(b) gpu_knnmi(v, output = gpu_hdf5(tempfile(fileext = ".h5"), "mi"), backend = b)); same("knnmi output =", as.matrix(r$gpu), as.matrix(r$cpu), 0) }
 mi <- gpu_knnmi(v, backend = "cpu")
 s <- matrix(sample(c(0, 0.1, 0.2, 0.3), 150^2, TRUE), 150); s <- pmax(s, t(s))
 for (m in list(mi, s)) {

@@ -19,7 +19,9 @@
 static int gpu_takes(const gc_problem *pb)
 {
     const gc_measure *m = pb->measure;
-    if (pb->between_rows) return pb->n >= 2 && pb->p >= m->min_coords;
+    /* (a y between rows: gpu_knnmi(y =)'s q rows, a pair for each of x's) */
+    if (pb->between_rows)
+        return (pb->y ? pb->n >= 1 && pb->q >= 1 : pb->n >= 2) && pb->p >= m->min_coords;
     return !(m->prep & PREP_COV) && pb->nobs >= 2 && pb->p > 0 && pb->q > 0;
 }
 

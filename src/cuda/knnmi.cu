@@ -14,7 +14,10 @@
  * it among a panel column's bytes.  A 'dist' takes the pairs i > j of its
  * panels (rows j0 .. n - 1); other sinks whole columns, whose pairs (i, j)
  * and (j, i) are the same computation (the larger index as X), so the
- * matrix is exactly symmetric.
+ * matrix is exactly symmetric.  With y (gpu_knnmi(y =)) the result is x's
+ * nx variables against y's, which follow x's in the prepared block: its
+ * column j is variable nx + j ('off'), and its panels are whole columns of
+ * nx rows, the pairs of rbind(x, y) to the bit.
  */
 #include <math.h>
 #include "run.cuh"
@@ -23,17 +26,19 @@
 
 #define KNNMI_THREADS 128
 
-/* The pairs (i0 + a, j0 + b) of a panel, a < rows - i0, b < j1 - j0: 0 on
- * the diagonal (and, in a 'dist' panel, the unused i < j), NaN with a
- * variable whose mean or sd is infinite. */
-__global__ static void knnmi_panel(gc_knnmi_view v, size_t i0, size_t j0, size_t j1,
-                                   int tri, double *out, double *nd, int *nj)
+/* The pairs (i0 + a, j0 + b) of a panel of the result's rows i0 .. rows - 1
+ * and columns j0 .. j1 - 1, variables i and off + j: 0 on the diagonal
+ * (and, in a 'dist' panel, the unused i < j), NaN with a variable whose
+ * mean or sd is infinite. */
+__global__ static void knnmi_panel(gc_knnmi_view v, size_t rows, size_t off, size_t i0,
+                                   size_t j0, size_t j1, int tri, double *out, double *nd,
+                                   int *nj)
 {
-    size_t ni = v.n - i0, total = ni * (j1 - j0);
+    size_t ni = rows - i0, total = ni * (j1 - j0);
     size_t s = blockIdx.x * (size_t) blockDim.x + threadIdx.x;
     if (s >= total) return;
     size_t a = s % ni, b = s / ni;
-    size_t i = i0 + a, j = j0 + b;
+    size_t i = i0 + a, j = off + j0 + b;
     double r;
     if (i == j || (tri && i < j)) r = 0;
     else if (!v.ok[i] || !v.ok[j]) r = nan("");
@@ -58,13 +63,14 @@ static size_t knnmi_shared_bytes(size_t m)
     return m * (5 * sizeof(double) + 4 * sizeof(int));
 }
 
-__global__ static void knnmi_pair_block(gc_knnmi_view v, size_t i0, size_t j0, size_t j1,
-                                        int tri, size_t s0, double *out)
+__global__ static void knnmi_pair_block(gc_knnmi_view v, size_t rows, size_t off,
+                                        size_t i0, size_t j0, size_t j1, int tri, size_t s0,
+                                        double *out)
 {
     extern __shared__ double sh[];
-    size_t ni = v.n - i0, s = s0 + blockIdx.x;
+    size_t ni = rows - i0, s = s0 + blockIdx.x;
     if (s >= ni * (j1 - j0)) return;
-    size_t i = i0 + s % ni, j = j0 + s / ni;
+    size_t i = i0 + s % ni, j = off + j0 + s / ni;
     if (i == j || (tri && i < j) || !v.ok[i] || !v.ok[j]) {
         if (threadIdx.x == 0) out[s] = i == j || (tri && i < j) ? 0 : nan("");
         return;
@@ -98,9 +104,11 @@ __global__ static void knnmi_pair_block(gc_knnmi_view v, size_t i0, size_t j0, s
 
 typedef struct {
     gc_knnmi_view v;     /* device */
+    size_t rows, off;    /* the result's rows (n, or x's nx with y) and its
+                            column j's variable off + j (0, or nx) */
     int whole;           /* panels of whole columns */
-    double *buf;         /* the panel: (n - i0) x w */
-    double *nd;          /* the threads' lists: n x w x k */
+    double *buf;         /* the panel: (rows - i0) x w */
+    double *nd;          /* the threads' lists: rows x w x k */
     int *nj;
 } knnmi_ctx;
 
@@ -109,29 +117,36 @@ static int produce(void *vctx, size_t j0, size_t j1, gc_tile *t, cudaStream_t st
 {
     knnmi_ctx *c = (knnmi_ctx *) vctx;
     int status = GPUCOR_OK;
-    size_t i0 = c->whole ? 0 : j0, total = (c->v.n - i0) * (j1 - j0);
+    size_t i0 = c->whole ? 0 : j0, total = (c->rows - i0) * (j1 - j0);
     if (total && c->v.k <= KNNMI_KMAX && knnmi_shared_bytes(c->v.m) <= KNNMI_SHARED_MAX) {
         /* at most 2^30 blocks a launch (the grid's x limit is 2^31 - 1) */
         for (size_t s0 = 0; s0 < total; s0 += (size_t) 1 << 30) {
             size_t nb = total - s0 < ((size_t) 1 << 30) ? total - s0 : (size_t) 1 << 30;
             knnmi_pair_block<<<(unsigned) nb, KNNMI_BLOCK, knnmi_shared_bytes(c->v.m), st>>>(
-                c->v, i0, j0, j1, !c->whole, s0, c->buf);
+                c->v, c->rows, c->off, i0, j0, j1, !c->whole, s0, c->buf);
             LAUNCHED("knnmi_pair_block");
         }
     } else if (total) {
         knnmi_panel<<<(unsigned) ((total + KNNMI_THREADS - 1) / KNNMI_THREADS),
-                      KNNMI_THREADS, 0, st>>>(c->v, i0, j0, j1, !c->whole, c->buf, c->nd,
-                                              c->nj);
+                      KNNMI_THREADS, 0, st>>>(c->v, c->rows, c->off, i0, j0, j1, !c->whole,
+                                              c->buf, c->nd, c->nj);
         LAUNCHED("knnmi_panel");
     }
-    gc_cuda_panel_tile(i0, c->v.n, j0, j1, c->buf, 0, 1.0, !c->whole, t);
+    gc_cuda_panel_tile(i0, c->rows, j0, j1, c->buf, 0, 1.0, !c->whole, t);
 cleanup:
     return status;
 }
 
+/* What a worker gets: the prepared variables, and y's count among them
+ * (0: the symmetric result of them all). */
+typedef struct {
+    const gc_knnmi_prep *prep;
+    size_t ny;
+} knnmi_arg;
+
 /* A worker's job: its copy of the prepared variables, then the panels. */
-static int run(const gc_knnmi_prep *prep, const gc_sink *sink, gc_host *host, char *msg,
-               size_t msgcap)
+static int run(const gc_knnmi_prep *prep, size_t ny, const gc_sink *sink, gc_host *host,
+               char *msg, size_t msgcap)
 {
     int status = GPUCOR_OK;
     gpucor_ctx *gc = NULL;
@@ -139,9 +154,10 @@ static int run(const gc_knnmi_prep *prep, const gc_sink *sink, gc_host *host, ch
     void *dmem = NULL;
     double *buf = NULL, *nd = NULL;
     int *nj = NULL;
-    size_t n = prep->v.n, k = prep->v.k;
+    /* the result: rows x ncols, n x n without y, else nx x ny */
+    size_t n = prep->v.n, k = prep->v.k, rows = n - ny, ncols = ny ? ny : n;
     gc_plan pl;
-    if (n < 2) return GPUCOR_OK;
+    if (ny ? rows == 0 : n < 2) return GPUCOR_OK;
 
     status = gpucor_ctx_get(&gc, GPUCOR_PANEL_BYTES, msg, msgcap);
     if (status != GPUCOR_OK) return status;
@@ -151,16 +167,19 @@ static int run(const gc_knnmi_prep *prep, const gc_sink *sink, gc_host *host, ch
     {
         knnmi_ctx c;
         c.v = gc_knnmi_layout(dmem, n, prep->v.m, k);
-        c.whole = !(gc_sink_needs(sink) & GC_SINK_PACKED);
+        c.rows = rows;
+        c.off = ny ? rows : 0;
+        /* a 'dist' (symmetric only) packs panels of its pairs i > j */
+        c.whole = ny || !(gc_sink_needs(sink) & GC_SINK_PACKED);
         /* a column of the panel: its values and its threads' lists */
-        status = gc_cuda_plan(sink, c.whole ? n : n - 1, n, sizeof(double),
-                              n * k * (sizeof(double) + sizeof(int)), prep->bytes, 1,
+        status = gc_cuda_plan(sink, c.whole ? ncols : ncols - 1, rows, sizeof(double),
+                              rows * k * (sizeof(double) + sizeof(int)), prep->bytes, 1,
                               (size_t) -1, c.whole ? GC_PLAN_WHOLE : 0, host, &pl, msg,
                               msgcap);
         if (status != GPUCOR_OK) goto cleanup;
-        DALLOC(buf, n * pl.w * sizeof(double), "panel");
-        DALLOC(nd, n * pl.w * k * sizeof(double), "neighbour lists");
-        DALLOC(nj, n * pl.w * k * sizeof(int), "neighbour lists");
+        DALLOC(buf, rows * pl.w * sizeof(double), "panel");
+        DALLOC(nd, rows * pl.w * k * sizeof(double), "neighbour lists");
+        DALLOC(nj, rows * pl.w * k * sizeof(int), "neighbour lists");
         c.buf = buf;
         c.nd = nd;
         c.nj = nj;
@@ -180,24 +199,30 @@ cleanup:
 static int knnmi_job(void *arg, const gc_sink *sink, gc_host *host, char *msg,
                      size_t msgcap)
 {
-    return run(*(const gc_knnmi_prep *const *) arg, sink, host, msg, msgcap);
+    const knnmi_arg *a = (const knnmi_arg *) arg;
+    return run(a->prep, a->ny, sink, host, msg, msgcap);
 }
 
 extern "C" int gpucor_cuda_knnmi(const gc_problem *pb, const gc_sink *sink, gc_host *host,
                                  gc_pass *out, char *msg, size_t msgcap)
 {
     gc_knnmi_prep prep;
-    const gc_knnmi_prep *wa[GC_MAX_WORKERS];
+    knnmi_arg wa[GC_MAX_WORKERS];
     gc_worker_result res[GC_MAX_WORKERS];
     int n = 0;
     msg[0] = '\0';
     out->threads_used = 0;
+    /* a y of no variable: no pair (and ny == 0 would read as no y) */
+    if (pb->y && pb->q == 0) return GPUCOR_OK;
     int status = gc_cuda_worker_count(host, &n, msg, msgcap);
     if (status != GPUCOR_OK) return status;
     /* once on the host; every worker copies the same block */
     status = gc_knnmi_prepare(pb, &prep, msg, msgcap);
     if (status != GPUCOR_OK) return status;
-    for (int w = 0; w < n; w++) wa[w] = &prep;
+    for (int w = 0; w < n; w++) {
+        wa[w].prep = &prep;
+        wa[w].ny = pb->y ? pb->q : 0;
+    }
     status = gc_cuda_workers(knnmi_job, wa, sizeof *wa, n, sink, host, res, msg, msgcap);
     gc_knnmi_free(&prep);
     return status;

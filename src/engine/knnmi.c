@@ -62,9 +62,12 @@ gc_knnmi_view gc_knnmi_layout(void *mem, size_t n, size_t m, size_t k)
 int gc_knnmi_prepare(const gc_problem *pb, gc_knnmi_prep *out, char *msg, size_t msgcap)
 {
     /* variables in rows (gpu_knnmi) or, between columns, in columns
-     * (gpu_cor_edges) */
+     * (gpu_cor_edges); x's nx, then y's ny (gpu_knnmi(y =)): one block, so
+     * that a pair of x and y is the pair (i, nx + j) of rbind(x, y), the
+     * same arithmetic to the bit (each variable is normalised on its own) */
     const int rows = pb->between_rows;
-    size_t n = rows ? pb->n : pb->p, m = rows ? pb->p : pb->n, k = pb->k;
+    size_t nx = rows ? pb->n : pb->p, ny = pb->y ? pb->q : 0;
+    size_t n = nx + ny, m = rows ? pb->p : pb->n, k = pb->k;
     memset(out, 0, sizeof *out);
     if (k < 2 || k >= m || m > (size_t) 2147483647) {
         snprintf(msg, msgcap, "knnmi needs 2 <= k < the number of samples (k = %zu, %zu samples)",
@@ -87,13 +90,17 @@ int gc_knnmi_prepare(const gc_problem *pb, gc_knnmi_prep *out, char *msg, size_t
     unsigned char *ok = (unsigned char *) view.ok;
     for (size_t v = 0; v < n; v++) {
         double *x = val + v * m;
-        /* row v of the n x m column-major input, or its column v */
-        for (size_t s = 0; s < m; s++) x[s] = rows ? pb->x[v + s * n] : pb->x[s + v * m];
+        /* row u of the nu x m column-major input (x, or y past nx), or its
+         * column u */
+        int in_y = v >= nx;
+        size_t u = in_y ? v - nx : v, nu = in_y ? ny : nx;
+        const double *src = in_y ? pb->y : pb->x, *jit = in_y ? pb->jitter_y : pb->jitter;
+        for (size_t s = 0; s < m; s++) x[s] = src[rows ? u + s * nu : s + u * m];
         ok[v] = (unsigned char) normalize(x, m);
         /* parmigene adds its noise after the normalisation, whatever it
          * returned */
-        if (pb->jitter)
-            for (size_t s = 0; s < m; s++) x[s] += pb->jitter[rows ? v + s * n : s + v * m];
+        if (jit)
+            for (size_t s = 0; s < m; s++) x[s] += jit[rows ? u + s * nu : s + u * m];
         for (size_t s = 0; s < m; s++) {
             kv[s].v = x[s];
             kv[s].i = (int) s;

@@ -8,7 +8,11 @@
  *
  * The items are the n rows of the problem's x (variables), its p columns the
  * samples (gpu_knnmi, between rows); between columns (gpu_cor_edges) the
- * p columns are the variables and the n rows the samples.  Each variable is normalised as parmigene's normalize() does it:
+ * p columns are the variables and the n rows the samples.  With a y
+ * (gpu_knnmi(y =)) its q variables follow x's in the prepared block, so
+ * that the pair of x's i and y's j is the pair (i, nx + j) of the
+ * variables of rbind(x, y), computed alike (the larger index as X: y's).
+ * Each variable is normalised as parmigene's normalize() does it:
  * mean (a plain double sum over n), sd with divisor n - 1, (x - mean) / sd,
  * then its minimum subtracted; a variable of zero sd is left as it is; one
  * whose mean or sd is infinite gives NaN against every other (parmigene's
@@ -67,8 +71,9 @@ size_t gc_knnmi_bytes(size_t n, size_t m);
 /* ... and the view of such a block at mem (host or device memory). */
 gc_knnmi_view gc_knnmi_layout(void *mem, size_t n, size_t m, size_t k);
 
-/* Prepares the problem's variables (pb->n rows of pb->p samples, pb->k
- * neighbours, pb->jitter added after the normalisation) into *out.  Checks
+/* Prepares the problem's variables (pb->n rows of pb->p samples, then, with
+ * pb->y, its pb->q rows; pb->k neighbours; pb->jitter and pb->jitter_y
+ * added after the normalisation) into *out.  Checks
  * 2 <= k < m.  Returns a status (and a message); gc_knnmi_free releases. */
 int gc_knnmi_prepare(const gc_problem *pb, gc_knnmi_prep *out, char *msg, size_t msgcap);
 void gc_knnmi_free(gc_knnmi_prep *prep);

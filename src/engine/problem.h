@@ -17,7 +17,9 @@ extern "C" {
 
 typedef struct {
     const double *x, *y;         /* n x p and n x q, column-major (y NULL: x
-                                    against itself) */
+                                    against itself); knnmi between rows
+                                    (gpu_knnmi(y =)): y is q x p, q
+                                    variables of the same p samples */
     size_t n, p, q;
     const int *rows;             /* complete modes: the rows used (0-based);
                                     NULL: all n */
@@ -33,6 +35,7 @@ typedef struct {
     size_t k;                    /* knnmi: the neighbours (Kraskov's k) */
     const double *jitter;        /* knnmi: n x p, added to the rows after
                                     their normalisation (NULL: none) */
+    const double *jitter_y;      /* knnmi: the same for y (q x p) */
 } gc_problem;
 
 /* What a pass reports besides its sink's result. */
