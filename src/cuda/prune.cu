@@ -1,5 +1,7 @@
 /*
- * prune.cu -- the CUDA engine of ARACNE (algo/prune.h).
+ * prune.cu -- the CUDA engine of ARACNE, CLR and MRNET (algo/prune.h).
+ * ARACNE of a host mi first (gc_aracne_cuda), then the rest
+ * (gc_prune_cuda, at the end of the file).
  *
  * mi lives on the device, N x N doubles (n rounded up to the tile side
  * 64), with the diagonal and the padding set to -Inf so that the terms
@@ -209,6 +211,16 @@ cleanup:
 }
 
 /* ---- CLR, MRNET, and the three from the data (gc_prune_cuda) ------------ */
+/* The MI (n x n doubles, leading dimension N) is resident: copied from the
+ * host, or made there from the data by gc_knnmi_cuda_fill (cuda/knnmi.cu)
+ * and then checked for NaN and negative values in one pass.  ARACNE: the
+ * max-min decisions above, applied on the device.  CLR: the rows' moments
+ * (a thread each), then the scores in place.  MRNET: a block per target,
+ * the targets in batches whose scores are a band of the result's columns.
+ * The per-value arithmetic of CLR and MRNET is algo/prune.h's, the CPU's
+ * own, with no fused multiply-add: the values are the CPU engine's to the
+ * bit.  Host memory: the result (and mi or x), two 64 MiB staging
+ * buffers. */
 
 /* The result comes back through two pinned buffers, a band of columns in
  * one while the host spreads the other over the fresh result on its

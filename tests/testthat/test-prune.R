@@ -132,6 +132,14 @@ test_that("mi from data (x =) goes through gpu_knnmi()", {
   expect_identical(gpu_clr(x = x, backend = "cpu"), gpu_clr(mi, backend = "cpu"))
   expect_identical(gpu_mrnet(x = x, k = 4, backend = "cpu"),
                    gpu_mrnet(knnmi(x, k = 4, noise = 0, backend = "cpu"), backend = "cpu"))
+  # gpu_knnmi()'s checks, before the backend is chosen
+  for (b in c("cpu", "auto")) {
+    expect_error(gpu_clr(x = x, k = 12, backend = b), "too few columns")
+    expect_error(gpu_mrnet(x = x, k = 2.5, backend = b), "whole number")
+    expect_error(gpu_aracne_a(x = x, k = 1, backend = b), "at least 2")
+    expect_error(gpu_aracne_m(x = x, noise = -1, backend = b), "non-negative")
+    expect_error(gpu_clr(x = x[, 1:3] > 0, backend = b), "too few columns")
+  }
 })
 
 test_that("the GPU engine is parmigene's and the CPU's", {
