@@ -37,12 +37,26 @@
 #' removes nothing from a non-negative `mi`).  The result keeps both of
 #' `mi`'s dimnames (parmigene names both sides by `rownames(mi)`).
 #'
-#' Engines: ARACNE runs on either; its step is a max-min product of `mi`
+#' Engines: all four run on the CPU's threads or on the GPU, with the
+#' same results to the bit.  ARACNE's step is a max-min product of `mi`
 #' with itself (`m[i, j] = max_k min(mi[i, k], mi[j, k])`, `n^3 / 2`
-#' comparisons) in tiles, on the CPU's threads or on the GPU (one tiled
-#' kernel, the matrix resident on the device: `8 n^2` bytes plus `n^2`
-#' bytes of decisions).  CLR and MRNET run on the CPU's threads with either
-#' backend (`verbose = TRUE` says so).
+#' comparisons) in tiles (on the GPU one tiled kernel, the matrix resident
+#' on the device: `8 n^2` bytes plus `n^2` bytes of decisions).  On the
+#' GPU, CLR makes each row's moments and then the scores in place over the
+#' resident matrix (`8 n^2` bytes), and MRNET runs one thread block per
+#' target, its selections and sums in the CPU's order (the matrix resident,
+#' the targets in batches).  `"auto"` picks the GPU, when one is usable,
+#' for ARACNE and MRNET from about 500 variables on and for CLR (whose work
+#' is `n^2`, about what copying `mi` to the device costs) from about
+#' 10,000.
+#'
+#' From the data (`x`) with the GPU backend (`"auto"` chooses it as
+#' [gpu_knnmi()] does), the mutual information is made on the device into
+#' the matrix the algorithm then works on, and only the result comes back:
+#' host memory holds `x` and the `n x n` result (`8 n^2` bytes), not the MI
+#' as well.  The values are those of `gpu_knnmi()` followed by the
+#' algorithm.  With the CPU backend, or with further arguments in `...`,
+#' `mi` is `gpu_knnmi(x, ...)` in host memory first.
 #'
 #' @param mi a symmetric numeric matrix (or data frame) of mutual
 #'   information, such as `parmigene::knnmi.all()` or `gpu_knnmi()` make.
@@ -51,8 +65,10 @@
 #'   default 0.05).
 #' @param tau `gpu_aracne_m()`'s tolerance, a positive number (parmigene's
 #'   default 0.15).
-#' @param x instead of `mi`: the data; `mi` is then `gpu_knnmi(x, k = k,
-#'   noise = noise, backend = backend, ...)`.
+#' @param x instead of `mi`: the data (variables in rows, as
+#'   [gpu_knnmi()]); `mi` is then `gpu_knnmi(x, k = k, noise = noise,
+#'   backend = backend, ...)`, made on the device with the GPU backend (see
+#'   Engines).
 #' @param k,noise for `x`: `gpu_knnmi()`'s `k` and `noise`.
 #' @param backend,devices,verbose as for [gpu_cor()] (one GPU: the first of
 #'   `devices`).
@@ -75,6 +91,11 @@ gpu_aracne_a <- function(mi, eps = 0.05, x = NULL, k = 3, noise = 0,
                          devices = getOption("gpucor.devices", 0L),
                          verbose = getOption("gpucor.verbose", FALSE), ...) {
   .check_tolerance(eps, "eps")
+  if (missing(mi)) {
+    r <- .prune_x_gpu(x, k, noise, backend, devices, verbose, 0L, as.double(eps), 1,
+                      "gpu_aracne_a", ...)
+    if (!is.null(r)) return(r)
+  }
   mi <- .prune_input(if (missing(mi)) NULL else mi, x, k, noise, backend, devices, ...)
   .aracne_run(mi, as.double(eps), 1, backend, devices, verbose, "gpu_aracne_a")
 }
@@ -86,8 +107,13 @@ gpu_aracne_m <- function(mi, tau = 0.15, x = NULL, k = 3, noise = 0,
                          devices = getOption("gpucor.devices", 0L),
                          verbose = getOption("gpucor.verbose", FALSE), ...) {
   .check_tolerance(tau, "tau")
-  mi <- .prune_input(if (missing(mi)) NULL else mi, x, k, noise, backend, devices, ...)
   # parmigene: aracne_impl(mi, n, 0, 1 - tau)
+  if (missing(mi)) {
+    r <- .prune_x_gpu(x, k, noise, backend, devices, verbose, 0L, 0, 1 - as.double(tau),
+                      "gpu_aracne_m", ...)
+    if (!is.null(r)) return(r)
+  }
+  mi <- .prune_input(if (missing(mi)) NULL else mi, x, k, noise, backend, devices, ...)
   .aracne_run(mi, 0, 1 - as.double(tau), backend, devices, verbose, "gpu_aracne_m")
 }
 
@@ -97,6 +123,10 @@ gpu_clr <- function(mi, x = NULL, k = 3, noise = 0,
                     backend = getOption("gpucor.backend", "auto"),
                     devices = getOption("gpucor.devices", 0L),
                     verbose = getOption("gpucor.verbose", FALSE), ...) {
+  if (missing(mi)) {
+    r <- .prune_x_gpu(x, k, noise, backend, devices, verbose, 1L, 0, 0, "gpu_clr", ...)
+    if (!is.null(r)) return(r)
+  }
   mi <- .prune_input(if (missing(mi)) NULL else mi, x, k, noise, backend, devices, ...)
   .clr_mrnet_run(mi, 0L, backend, devices, verbose, "gpu_clr")
 }
@@ -107,6 +137,10 @@ gpu_mrnet <- function(mi, x = NULL, k = 3, noise = 0,
                       backend = getOption("gpucor.backend", "auto"),
                       devices = getOption("gpucor.devices", 0L),
                       verbose = getOption("gpucor.verbose", FALSE), ...) {
+  if (missing(mi)) {
+    r <- .prune_x_gpu(x, k, noise, backend, devices, verbose, 2L, 0, 0, "gpu_mrnet", ...)
+    if (!is.null(r)) return(r)
+  }
   mi <- .prune_input(if (missing(mi)) NULL else mi, x, k, noise, backend, devices, ...)
   .clr_mrnet_run(mi, 1L, backend, devices, verbose, "gpu_mrnet")
 }
@@ -150,18 +184,52 @@ gpu_mrnet <- function(mi, x = NULL, k = 3, noise = 0,
   r
 }
 
-# CLR and MRNET run on the CPU with either backend (as gpu_hclust()'s
-# centroid and median do); the backend is still resolved, so that
-# backend = "gpu" without a GPU is the same error as elsewhere.
+# CLR (what 0) and MRNET (1).  CLR's work is n^2 (its GPU run mostly
+# copies mi there and back), MRNET's about ARACNE's.
 .clr_mrnet_run <- function(mi, what, backend, devices, verbose, fun) {
   verbose <- .check_verbose(verbose)
   devices <- .check_devices(devices)
   n <- as.double(nrow(mi))
-  .resolve_backend(backend, work = n^3)
+  backend <- .resolve_backend(backend, work = if (what == 0L) n^2 else n^3)
   .memory_guard(8 * n^2, sprintf("%s(): the result", fun), "")
   r <- .engine_call(.Call(C_gpucor_clr_mrnet, mi, what,
-                          .engine_opts("cpu", "double", verbose, devices)),
-                    fun, "cpu", "double", devices, verbose)
+                          .engine_opts(backend, "double", verbose, devices)),
+                    fun, backend, "double", devices, verbose)
   dimnames(r) <- dimnames(mi)
+  r
+}
+
+# x = with the GPU backend (algo: 0 ARACNE with eps, eta; 1 CLR; 2 MRNET):
+# the MI is made on the device and stays there (src/prune.c's
+# gpucor_prune_x), so host memory holds x and the result only.  NULL where
+# that does not apply (no x, the CPU backend, arguments in '...' for
+# gpu_knnmi()): the caller then goes through gpu_knnmi() and host memory.
+# x, k, noise, the backend and the jitter as gpu_knnmi() checks, resolves
+# and draws them, so that the result is gpu_knnmi()'s MI pruned.
+.prune_x_gpu <- function(x, k, noise, backend, devices, verbose, algo, eps, eta, fun, ...) {
+  if (is.null(x) || ...length()) return(NULL)
+  x <- .knnmi_input(x)
+  if (!is.numeric(k) || length(k) != 1L || !is.finite(k) || k != floor(k))
+    stop("'k' must be a whole number", call. = FALSE)
+  if (k < 2) stop("'k' must be at least 2", call. = FALSE)
+  if (k >= ncol(x))
+    stop(sprintf("'x' has too few columns (samples) for k = %d: it needs more than k", k),
+         call. = FALSE)
+  if (!is.numeric(noise) || length(noise) != 1L || !is.finite(noise) || noise < 0)
+    stop("'noise' must be a non-negative number", call. = FALSE)
+  n <- nrow(x)
+  backend <- .resolve_backend(backend, work = as.double(n) * n / 2 * ncol(x) *
+                                .cpu_cost("knnmi", FALSE, "rows"))
+  if (backend != "gpu") return(NULL)
+  verbose <- .check_verbose(verbose)
+  devices <- .check_devices(devices)
+  jitter <- if (noise > 0) noise * array(stats::runif(length(x)), dim(x))
+  .memory_guard(8 * (as.double(n) * n + 5 * as.double(n) * ncol(x)),
+                sprintf("%s(): the result", fun), "")
+  r <- .engine_call(.Call(C_gpucor_prune_x, x, as.integer(k), jitter, algo, eps, eta,
+                          .engine_opts("gpu", "double", verbose, devices)),
+                    fun, "gpu", "double", devices, verbose)
+  rn <- rownames(x)
+  if (!is.null(rn)) dimnames(r) <- list(rn, rn)
   r
 }

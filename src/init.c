@@ -38,6 +38,7 @@ SEXP gpucor_apsp(SEXP w, SEXP size, SEXP weights, SEXP threshold, SEXP directed,
                  SEXP what, SEXP opts);
 SEXP gpucor_aracne(SEXP mi, SEXP eps, SEXP eta, SEXP opts);
 SEXP gpucor_clr_mrnet(SEXP mi, SEXP what, SEXP opts);
+SEXP gpucor_prune_x(SEXP x, SEXP k, SEXP jitter, SEXP algo, SEXP eps, SEXP eta, SEXP opts);
 SEXP gpucor_hclust(SEXP data, SEXP size, SEXP method, SEXP members, SEXP metric,
                    SEXP power, SEXP opts, SEXP inplace);
 SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
@@ -109,6 +110,7 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_apsp, 7),
     CALLDEF(gpucor_aracne, 4),
     CALLDEF(gpucor_clr_mrnet, 3),
+    CALLDEF(gpucor_prune_x, 7),
     CALLDEF(gpucor_hclust, 8),
     CALLDEF(gpucor_bicor_prep, 3),
     CALLDEF(gpucor_shrink_scale, 3),

@@ -1,8 +1,9 @@
 /*
  * prune.c -- .Call entry points of gpu_aracne_a(), gpu_aracne_m(),
  * gpu_clr() and gpu_mrnet() (R/prune.R): check the mutual-information
- * matrix (finite, symmetric), run algo/prune.h on the CPU or (ARACNE) the
- * GPU, return the n x n result.
+ * matrix (finite, symmetric), run algo/prune.h on the CPU or the GPU,
+ * return the n x n result; or, on the GPU, the same from the data with the
+ * MI made on the device (gpucor_prune_x).
  */
 #include <R.h>
 #include <Rinternals.h>
@@ -84,7 +85,7 @@ SEXP gpucor_aracne(SEXP mi, SEXP eps, SEXP eta, SEXP opts)
     return finish(ans, status, "gpu_aracne", msg, &o, used);
 }
 
-/* what: 0 CLR, 1 MRNET (the CPU engine). */
+/* what: 0 CLR, 1 MRNET. */
 SEXP gpucor_clr_mrnet(SEXP mi, SEXP what, SEXP opts)
 {
     gc_opts o;
@@ -96,8 +97,66 @@ SEXP gpucor_clr_mrnet(SEXP mi, SEXP what, SEXP opts)
     gc_host host;
     gpucor_host_init(&host, &o, &pr);
     char msg[512] = "";
-    int used = 0;
-    int status = mr ? gc_mrnet_cpu(REAL(mi), n, REAL(ans), &host, &used, msg, sizeof msg)
+    int status, used = 0;
+    if (o.gpu) {
+#ifdef GPUCOR_CUDA
+        gc_prune_dev_job job = {.algo = mr ? PRUNE_MRNET : PRUNE_CLR, .mi = REAL(mi), .n = n,
+                                .out = REAL(ans)};
+        status = gc_prune_cuda(&job, &host, msg, sizeof msg);
+#else
+        status = gc_no_cuda(msg, sizeof msg);
+#endif
+    } else {
+        status = mr ? gc_mrnet_cpu(REAL(mi), n, REAL(ans), &host, &used, msg, sizeof msg)
                     : gc_clr_cpu(REAL(mi), n, REAL(ans), &host, &used, msg, sizeof msg);
+    }
     return finish(ans, status, mr ? "gpu_mrnet" : "gpu_clr", msg, &o, used);
+}
+
+/* algo: 0 ARACNE (eps, eta as gpucor_aracne's), 1 CLR, 2 MRNET of the
+ * Kraskov MI of x's rows, on the GPU only, where the MI is made and stays
+ * (R/prune.R has checked x and k and drawn the jitter as gpu_knnmi()
+ * does): host memory holds x and the result, no n x n MI. */
+SEXP gpucor_prune_x(SEXP x, SEXP k, SEXP jitter, SEXP algo, SEXP eps, SEXP eta, SEXP opts)
+{
+    static const char *fun[] = {"gpu_aracne", "gpu_clr", "gpu_mrnet"};
+    if (TYPEOF(x) != REALSXP || !isMatrix(x)) error("'x' must be a double matrix");
+    size_t n = (size_t) nrows(x), p = (size_t) ncols(x);
+    int kk = asInteger(k), a = asInteger(algo);
+    if (kk == NA_INTEGER || kk < 2 || (size_t) kk >= p)
+        error("'k' must be at least 2 and less than the number of samples");
+    if (a != PRUNE_ARACNE && a != PRUNE_CLR && a != PRUNE_MRNET) error("internal error: algo");
+    if (!isNull(jitter) && (TYPEOF(jitter) != REALSXP || XLENGTH(jitter) != XLENGTH(x)))
+        error("internal error: invalid jitter");
+    gc_opts o;
+    gpucor_opts(opts, &o);
+    SEXP ans = PROTECT(allocMatrix(REALSXP, (int) n, (int) n));
+    char msg[512] = "";
+    int status = GPUCOR_OK;
+    if (n < 2) {
+        /* no pair: the zero diagonal whatever the algorithm */
+        if (n == 1) REAL(ans)[0] = 0;
+        return finish(ans, status, fun[a], msg, &o, 0);
+    }
+#ifdef GPUCOR_CUDA
+    gpucor_progress pr;
+    gc_host host;
+    gpucor_host_init(&host, &o, &pr);
+    gc_problem pb = gc_rows_problem(REAL(x), n, p, gc_measure_find("knnmi", MEASURE_ROWS), 0, 0);
+    pb.k = (size_t) kk;
+    pb.jitter = isNull(jitter) ? NULL : REAL(jitter);
+    gc_knnmi_prep prep;
+    status = gc_knnmi_prepare(&pb, &prep, msg, sizeof msg);
+    if (status == GPUCOR_OK) {
+        gc_prune_dev_job job = {.algo = a, .prep = &prep, .n = n, .eps = asReal(eps),
+                                .eta = asReal(eta), .out = REAL(ans)};
+        status = gc_prune_cuda(&job, &host, msg, sizeof msg);
+        gc_knnmi_free(&prep);
+    }
+#else
+    (void) eps;
+    (void) eta;
+    status = gc_no_cuda(msg, sizeof msg);
+#endif
+    return finish(ans, status, fun[a], msg, &o, 0);
 }

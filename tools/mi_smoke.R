@@ -1,10 +1,11 @@
 # tools/mi_smoke.R -- issue 34's GPU paths, small, each against the CPU:
 # the shrinkage estimates' prepared columns (dense and selected), minet's
 # Gaussian MI epilogue, the Kraskov MI producer (knnmi.cu; with y = and
-# output = too) and ARACNE's max-min tiles (prune.cu), in double and
-# (where there is one) single precision.  Prints one line per case and
-# "mi: N ok, M differ"; tools/device.sh's sanitize-mi runs it under
-# compute-sanitizer (memcheck with the leak check, then racecheck).
+# output = too), ARACNE's max-min tiles, CLR, MRNET and the three from the
+# data with the MI made on the device (prune.cu), in double and (where
+# there is one) single precision.  Prints one line per case and "mi: N ok,
+# M differ"; tools/device.sh's sanitize-mi runs it under compute-sanitizer
+# (memcheck with the leak check, then racecheck).
 suppressMessages(library(gpucor))
 set.seed(11)
 ok <- 0; bad <- 0
@@ -40,6 +41,19 @@ for (m in list(mi, s)) {
   op <- options(gpucor.gpu_slab = 4L)   # the decisions in bands of 64 columns
   r <- run(function(b) gpu_aracne_a(m, backend = b)); same("aracne.a, bands", r$gpu, r$cpu, 0)
   options(op)
+  r <- run(function(b) gpu_clr(m, backend = b)); same("clr", r$gpu, r$cpu, 0)
+  r <- run(function(b) gpu_mrnet(m, backend = b)); same("mrnet", r$gpu, r$cpu, 0)
+  op <- options(gpucor.gpu_slab = 7L)   # MRNET's targets in batches, the result in bands
+  r <- run(function(b) gpu_mrnet(m, backend = b)); same("mrnet, batches", r$gpu, r$cpu, 0)
+  options(op)
 }
-r <- run(function(b) gpu_aracne_a(x = v, backend = b)); same("aracne.a from x (knnmi on the GPU)", r$gpu, r$cpu, 1e-12)
+r <- run(function(b) gpu_aracne_a(x = v, backend = b)); same("aracne.a from x (MI on the device)", r$gpu, r$cpu, 0)
+r <- run(function(b) gpu_aracne_m(x = v, backend = b)); same("aracne.m from x (MI on the device)", r$gpu, r$cpu, 0)
+r <- run(function(b) gpu_clr(x = v, backend = b)); same("clr from x (MI on the device)", r$gpu, r$cpu, 0)
+r <- run(function(b) gpu_mrnet(x = v, backend = b)); same("mrnet from x (MI on the device)", r$gpu, r$cpu, 0)
+op <- options(gpucor.gpu_slab = 9L)     # the MI in panels of 9 columns
+r <- run(function(b) gpu_aracne_m(x = v, backend = b)); same("aracne.m from x, panels", r$gpu, r$cpu, 0)
+options(op)
+r <- run(function(b) gpu_aracne_a(x = v[, 1:36], k = 34, backend = b))   # k > 32: a thread per pair
+same("aracne.a from x, k = 34", r$gpu, r$cpu, 0)
 cat(sprintf("mi: %d ok, %d differ\n", ok, bad))

@@ -255,38 +255,15 @@ int gc_clr_cpu(const double *mi, size_t n, double *out, gc_host *host, int *thre
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(static)
 #endif
-    for (size_t i = 0; i < n; i++) {
-        const double *c = mi + i * n;
-        double acc = 0;
-        for (size_t j = 0; j < n; j++) acc += c[j];
-        double m = acc / (double) n;
-        acc = 0;
-        for (size_t j = 0; j < n; j++) {
-            const double v = c[j] - m;
-            acc += v * v;
-        }
-        ms[i] = m;
-        vs[i] = acc / (double) n;
-    }
+    for (size_t i = 0; i < n; i++) gc_clr_moments(mi + i * n, 1, n, ms + i, vs + i);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(static)
 #endif
     for (size_t i = 0; i < n; i++) {
         const double *c = mi + i * n;
         double *r = out + i * n;
-        for (size_t j = 0; j < n; j++) {
-            if (j == i) {
-                r[j] = 0;
-                continue;
-            }
-            const double m = c[j];
-            double zi = m - ms[i];
-            zi = (zi < 0 || vs[i] == 0) ? 0 : zi * zi / vs[i];
-            double zj = m - ms[j];
-            zj = (zj < 0 || vs[j] == 0) ? 0 : zj * zj / vs[j];
-            /* parmigene adds z_larger^2 + z_smaller^2: + commutes exactly */
-            r[j] = sqrt(zi * zi + zj * zj);
-        }
+        for (size_t j = 0; j < n; j++)
+            r[j] = j == i ? 0 : gc_clr_pair(c[j], ms[i], vs[i], ms[j], vs[j]);
     }
     free(ms);
     free(vs);
@@ -310,8 +287,7 @@ static void mrnet_target(const double *mi, size_t n, size_t i, double *res, unsi
         size_t at = 0;
         for (size_t j = 0; j < n; j++) {
             if (sel[j]) continue;
-            double s = ci[j];
-            if (turn) s -= rs[j] / (double) (int) turn;
+            double s = gc_mrnet_score(ci[j], rs[j], turn);
             if (s > max) {
                 max = s;
                 at = j;
@@ -372,10 +348,17 @@ int gc_mrnet_cpu(const double *mi, size_t n, double *out, gc_host *host, int *th
         return GPUCOR_ERR_ALLOC;
     }
     if (status != GPUCOR_OK) return status;
+    gc_mrnet_symmetrize(out, n, nt);
+    return GPUCOR_OK;
+}
+
+void gc_mrnet_symmetrize(double *out, size_t n, int nthreads)
+{
     /* the larger direction, both halves, in 64 x 64 tiles */
     const size_t T = 64, nb = (n + T - 1) / T;
+    (void) nthreads;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
 #endif
     for (size_t jb = 0; jb < nb; jb++)
         for (size_t ib = jb; ib < nb; ib++)
@@ -384,5 +367,4 @@ int gc_mrnet_cpu(const double *mi, size_t n, double *out, gc_host *host, int *th
                     double a = out[i + j * n], c = out[j + i * n];
                     out[i + j * n] = out[j + i * n] = a > c ? a : c;
                 }
-    return GPUCOR_OK;
 }

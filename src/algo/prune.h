@@ -29,8 +29,10 @@
 #ifndef GPUCOR_PRUNE_H
 #define GPUCOR_PRUNE_H
 
+#include <math.h>
 #include <stddef.h>
 #include "../engine/engine.h"
+#include "../engine/knnmi.h"
 #include "../engine/layout.h"   /* GC_HOST_DEVICE */
 
 /* What gc_prune_check() found. */
@@ -106,6 +108,67 @@ int gc_aracne_cpu(const gc_aracne_job *job, gc_host *host, int *threads_used, ch
 void gc_aracne_apply_mask(const double *mi, size_t n, const unsigned char *mask, size_t ldm,
                           size_t bi0, size_t bi1, double *out, int nthreads);
 
+/* The arithmetic of CLR and MRNET that both engines do, one definition:
+ * on the device each product and sum is rounded on its own (__dmul_rn,
+ * __dadd_rn: nvcc would otherwise fuse x * x + y into one multiply-add),
+ * as the C compiler does on the host's default targets (x86-64 without
+ * -mfma).  A host build that fuses (-march with FMA, or aarch64, where
+ * GCC contracts by default) can differ from the GPU in the last bit, as
+ * parmigene built there would. */
+#if defined(__CUDA_ARCH__)
+#define GC_PRUNE_MUL(a, b) __dmul_rn(a, b)
+#define GC_PRUNE_ADD(a, b) __dadd_rn(a, b)
+#else
+#define GC_PRUNE_MUL(a, b) ((a) * (b))
+#define GC_PRUNE_ADD(a, b) ((a) + (b))
+#endif
+
+/* CLR's moments of one row of n values c[0], c[stride], ...: the mean and
+ * the variance with divisor n, each a plain sum in index order (the CPU
+ * reads column i, the GPU row i: the same values, mi being symmetric, and
+ * neighbouring threads then read neighbouring words). */
+GC_HOST_DEVICE
+static inline void gc_clr_moments(const double *c, size_t stride, size_t n, double *mean,
+                                  double *var)
+{
+    double acc = 0;
+    for (size_t j = 0; j < n; j++) acc = GC_PRUNE_ADD(acc, c[j * stride]);
+    const double m = acc / (double) n;
+    acc = 0;
+    for (size_t j = 0; j < n; j++) {
+        const double v = c[j * stride] - m;
+        acc = GC_PRUNE_ADD(acc, GC_PRUNE_MUL(v, v));
+    }
+    *mean = m;
+    *var = acc / (double) n;
+}
+
+/* CLR's score of the pair (i, j), i != j, of value v: z of each row's
+ * moments, then sqrt(zi^2 + zj^2) (parmigene adds z_larger^2 +
+ * z_smaller^2: + commutes exactly). */
+GC_HOST_DEVICE
+static inline double gc_clr_z(double v, double mean, double var)
+{
+    const double z = v - mean;
+    return (z < 0 || var == 0) ? 0 : GC_PRUNE_MUL(z, z) / var;
+}
+
+GC_HOST_DEVICE
+static inline double gc_clr_pair(double v, double mean_i, double var_i, double mean_j,
+                                 double var_j)
+{
+    const double zi = gc_clr_z(v, mean_i, var_i), zj = gc_clr_z(v, mean_j, var_j);
+    return sqrt(GC_PRUNE_ADD(GC_PRUNE_MUL(zi, zi), GC_PRUNE_MUL(zj, zj)));
+}
+
+/* MRNET's score of a candidate at the given turn: relevance minus the mean
+ * redundancy with the turn variables selected so far (red, their sum). */
+GC_HOST_DEVICE
+static inline double gc_mrnet_score(double rel, double red, size_t turn)
+{
+    return turn ? rel - red / (double) (int) turn : rel;
+}
+
 /* parmigene's clr(): out (n x n) from mi.  Row moments with divisor n over
  * the whole row (diagonal included); z = (m - mean)^2 / var, 0 where
  * m < mean or var = 0; out = sqrt(z_i^2 + z_j^2), 0 on the diagonal. */
@@ -116,11 +179,44 @@ int gc_clr_cpu(const double *mi, size_t n, double *out, gc_host *host, int *thre
  * redundancy selection; out = the larger of the two directions' scores. */
 int gc_mrnet_cpu(const double *mi, size_t n, double *out, gc_host *host, int *threads_used,
                  char *msg, size_t msgcap);
+/* MRNET's last step, on the host for both engines: out (n x n, column i
+ * target i's scores) made the larger of the two directions, by tiles. */
+void gc_mrnet_symmetrize(double *out, size_t n, int nthreads);
 
-#ifdef GPUCOR_CUDA
+/* The other GPU runs (cuda/prune.cu), the matrix resident on the first
+ * device of host->opts: CLR or MRNET of a host mi, or any of the three
+ * from the data, the Kraskov MI made on the device (gpu_knnmi()'s values)
+ * and never in host memory, which then holds the n x n result only. */
+enum { PRUNE_ARACNE = 0, PRUNE_CLR = 1, PRUNE_MRNET = 2 };
+typedef struct {
+    int algo;                       /* PRUNE_* (PRUNE_ARACNE: from prep only) */
+    const double *mi;               /* n x n host MI (checked), or NULL: */
+    const gc_knnmi_prep *prep;      /* the variables whose MI is made on the device */
+    size_t n;
+    double eps, eta;                /* ARACNE's f(v) = v * eta - eps */
+    double *out;                    /* n x n, host */
+} gc_prune_dev_job;
+
+/* (nvcc does not see GPUCOR_CUDA: the prototypes for cuda/ as well) */
+#if defined(GPUCOR_CUDA) || defined(__CUDACC__)
 /* The CUDA engine of ARACNE (cuda/prune.cu): mi resident on the first
  * device of host->opts; the decisions come back as a mask. */
 int gc_aracne_cuda(const gc_aracne_job *job, gc_host *host, char *msg, size_t msgcap);
+/* The runs of gc_prune_dev_job (see above). */
+int gc_prune_cuda(const gc_prune_dev_job *job, gc_host *host, char *msg, size_t msgcap);
+
+#ifdef __CUDACC__
+/* Defined at the end of cuda/knnmi.cu: the Kraskov MI of prep's n
+ * variables into the device matrix D (leading dimension ld >= n), each
+ * pair computed once by knnmi.cu's kernels and mirrored, 0 on the
+ * diagonal (rows and columns from n on untouched), on the current device
+ * and stream st, in panels whose scratch takes at most 'budget' bytes of
+ * device memory (host->opts->gpu_panel: the tests' narrow panels).  Checks
+ * for an interrupt between panels; progress from p0 to p1. */
+int gc_knnmi_cuda_fill(const gc_knnmi_prep *prep, double *D, size_t ld, cudaStream_t st,
+                       size_t budget, gc_host *host, double p0, double p1, char *msg,
+                       size_t msgcap);
+#endif
 #endif
 
 #endif

@@ -227,3 +227,96 @@ extern "C" int gpucor_cuda_knnmi(const gc_problem *pb, const gc_sink *sink, gc_h
     gc_knnmi_free(&prep);
     return status;
 }
+
+/* ---- the MI into a resident device matrix (algo/prune.h) ----------------- */
+/* ARACNE, CLR and MRNET from the data (cuda/prune.cu) keep the MI on the
+ * device: the panels of knnmi_pair_block / knnmi_panel above, pairs i > j
+ * only (a 'dist' panel: rows from the panel's first column on), each value
+ * then written to (i, j) and (j, i) of the matrix.  The same kernels, the
+ * same arithmetic: gpu_knnmi()'s values to the bit. */
+extern "C" {
+#include "../algo/prune.h"
+}
+
+/* The panel's values (rows j0 .. n - 1 of the columns j0 .. j1 - 1, ld
+ * n - j0) into D: pair i > j at (i, j) and (j, i), the diagonal 0.  A cell
+ * of D is written by the one panel that holds its pair's smaller index. */
+__global__ static void knnmi_scatter(const double *buf, size_t n, size_t j0, size_t j1,
+                                     double *D, size_t ld)
+{
+    const size_t ni = n - j0, total = ni * (j1 - j0);
+    for (size_t s = blockIdx.x * (size_t) blockDim.x + threadIdx.x; s < total;
+         s += (size_t) gridDim.x * blockDim.x) {
+        size_t i = j0 + s % ni, j = j0 + s / ni;
+        if (i > j) {
+            double v = buf[s];
+            D[i + j * ld] = v;
+            D[j + i * ld] = v;
+        } else if (i == j) {
+            D[i + i * ld] = 0;
+        }
+    }
+}
+
+extern "C" int gc_knnmi_cuda_fill(const gc_knnmi_prep *prep, double *D, size_t ld,
+                                  cudaStream_t st, size_t budget, gc_host *host, double p0,
+                                  double p1, char *msg, size_t msgcap)
+{
+    int status = GPUCOR_OK;
+    const size_t n = prep->v.n, m = prep->v.m, k = prep->v.k;
+    const int shared = k <= KNNMI_KMAX && knnmi_shared_bytes(m) <= KNNMI_SHARED_MAX;
+    /* a pair's device bytes: its value and, for the thread-per-pair kernel,
+     * its thread's list */
+    const size_t per = sizeof(double) + (shared ? 0 : k * (sizeof(double) + sizeof(int)));
+    const double pairs = (double) n * (double) (n - 1) / 2;
+    void *dmem = NULL;
+    double *buf = NULL, *nd = NULL;
+    int *nj = NULL;
+    gc_knnmi_view v;
+    size_t w = n ? budget / per / n : 0;
+    if (n == 0) return GPUCOR_OK;
+    if (host->opts->gpu_panel) w = host->opts->gpu_panel;   /* the tests' narrow panels */
+    if (w > n) w = n;
+    if (w < 1) w = 1;
+    DALLOC(dmem, prep->bytes, "variables");
+    CU(cudaMemcpyAsync(dmem, prep->mem, prep->bytes, cudaMemcpyHostToDevice, st));
+    v = gc_knnmi_layout(dmem, n, m, k);
+    DALLOC(buf, n * w * sizeof(double), "panel");
+    if (!shared) {
+        DALLOC(nd, n * w * k * sizeof(double), "neighbour lists");
+        DALLOC(nj, n * w * k * sizeof(int), "neighbour lists");
+    }
+    for (size_t j0 = 0; j0 < n; j0 += w) {
+        size_t j1 = j0 + w < n ? j0 + w : n, total = (n - j0) * (j1 - j0);
+        if (shared) {
+            for (size_t s0 = 0; s0 < total; s0 += (size_t) 1 << 30) {
+                size_t nb = total - s0 < ((size_t) 1 << 30) ? total - s0 : (size_t) 1 << 30;
+                knnmi_pair_block<<<(unsigned) nb, KNNMI_BLOCK, knnmi_shared_bytes(m), st>>>(
+                    v, n, 0, j0, j0, j1, 1, s0, buf);
+                LAUNCHED("knnmi_pair_block");
+            }
+        } else {
+            knnmi_panel<<<(unsigned) ((total + KNNMI_THREADS - 1) / KNNMI_THREADS),
+                          KNNMI_THREADS, 0, st>>>(v, n, 0, j0, j0, j1, 1, buf, nd, nj);
+            LAUNCHED("knnmi_panel");
+        }
+        knnmi_scatter<<<1024, 256, 0, st>>>(buf, n, j0, j1, D, ld);
+        LAUNCHED("knnmi_scatter");
+        CU(cudaStreamSynchronize(st));
+        if (host->interrupted && host->interrupted()) {
+            status = GPUCOR_ERR_INTERRUPT;
+            goto cleanup;
+        }
+        if (host->progress && pairs > 0) {
+            double r = (double) (n - j1), left = r > 0 ? r * (r - 1) / 2 : 0;
+            host->progress(host->progress_ctx, p0 + (p1 - p0) * (pairs - left) / pairs);
+        }
+    }
+cleanup:
+    cudaStreamSynchronize(st);
+    cudaFree(dmem);
+    cudaFree(buf);
+    cudaFree(nd);
+    cudaFree(nj);
+    return status;
+}

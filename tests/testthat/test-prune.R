@@ -132,6 +132,14 @@ test_that("mi from data (x =) goes through gpu_knnmi()", {
   expect_identical(gpu_clr(x = x, backend = "cpu"), gpu_clr(mi, backend = "cpu"))
   expect_identical(gpu_mrnet(x = x, k = 4, backend = "cpu"),
                    gpu_mrnet(knnmi(x, k = 4, noise = 0, backend = "cpu"), backend = "cpu"))
+  # gpu_knnmi()'s checks, before the backend is chosen
+  for (b in c("cpu", "auto")) {
+    expect_error(gpu_clr(x = x, k = 12, backend = b), "too few columns")
+    expect_error(gpu_mrnet(x = x, k = 2.5, backend = b), "whole number")
+    expect_error(gpu_aracne_a(x = x, k = 1, backend = b), "at least 2")
+    expect_error(gpu_aracne_m(x = x, noise = -1, backend = b), "non-negative")
+    expect_error(gpu_clr(x = x[, 1:3] > 0, backend = b), "too few columns")
+  }
 })
 
 test_that("the GPU engine is parmigene's and the CPU's", {
@@ -158,5 +166,82 @@ test_that("the GPU engine is parmigene's and the CPU's", {
     s <- matrix(-1, 3, 3); diag(s) <- 0
     expect_pruned(gpu_aracne_m(s, backend = "gpu"), parmigene::aracne.m(s))
     expect_identical(dim(gpu_aracne_a(matrix(0, 0, 0), backend = "gpu")), c(0L, 0L))
+  })
+})
+
+test_that("CLR and MRNET on the GPU are the CPU's to the bit", {
+  skip_if_no_gpu()
+  seed <- sample.int(1e6, 1)
+  seeded(seed, {
+    x <- matrix(rnorm(150 * 40), 150)
+    ins <- list(knnmi = gpu_knnmi(x, backend = "cpu"),
+                ties = sym_from(203, c(0, 0.1, 0.2, 0.3)),
+                ties_diag = sym_from(40, c(0, 0.1, 0.2, 0.3), d = 1),
+                negative = sym_from(97, c(-0.2, -0.1, 0, 0.1, 0.2)),
+                zeros = matrix(0, 6, 6),
+                uniform = { u <- matrix(runif(70^2), 70); u + t(u) },
+                two = sym_from(2, c(0.1, 0.2)),
+                one = matrix(0.5, 1, 1),
+                empty = matrix(0, 0, 0))
+    for (nm in names(ins)) {
+      m <- ins[[nm]]
+      clr <- gpu_clr(m, backend = "cpu")
+      mrnet <- gpu_mrnet(m, backend = "cpu")
+      expect_identical(gpu_clr(m, backend = "gpu"), clr, label = paste("clr", nm))
+      expect_identical(gpu_mrnet(m, backend = "gpu"), mrnet, label = paste("mrnet", nm))
+      # MRNET's targets in batches of 7, the results back in bands of 7
+      # columns (the last one short)
+      with_options(list(gpucor.gpu_slab = 7L), {
+        expect_identical(gpu_clr(m, backend = "gpu"), clr, label = paste("clr bands", nm))
+        expect_identical(gpu_mrnet(m, backend = "gpu"), mrnet,
+                         label = paste("mrnet batches", nm))
+      })
+    }
+  })
+})
+
+test_that("x = on the GPU: the MI made on the device, the CPU's results", {
+  skip_if_no_gpu()
+  seed <- sample.int(1e6, 1)
+  seeded(seed, {
+    # 130 variables: ARACNE's padding to 192, several of the MI's panels;
+    # the negative estimates of k-NN MI (aracne.m's tree)
+    x <- matrix(rnorm(130 * 25), 130, dimnames = list(sprintf("g%d", 1:130), NULL))
+    xt <- round(x, 1)   # ties in the data
+    for (v in list(x, xt)) {
+      for (k in c(3, 5)) {
+        mi <- gpu_knnmi(v, k = k, backend = "cpu")
+        cpu <- list(gpu_aracne_a(mi, backend = "cpu"), gpu_aracne_m(mi, backend = "cpu"),
+                    gpu_aracne_m(mi, tau = 0.5, backend = "cpu"),
+                    gpu_clr(mi, backend = "cpu"), gpu_mrnet(mi, backend = "cpu"))
+        run <- function() list(gpu_aracne_a(x = v, k = k, backend = "gpu"),
+                               gpu_aracne_m(x = v, k = k, backend = "gpu"),
+                               gpu_aracne_m(x = v, k = k, tau = 0.5, backend = "gpu"),
+                               gpu_clr(x = v, k = k, backend = "gpu"),
+                               gpu_mrnet(x = v, k = k, backend = "gpu"))
+        expect_identical(run(), cpu)
+        # panels of 9 columns for the MI, bands of 9 for the result
+        with_options(list(gpucor.gpu_slab = 9L), expect_identical(run(), cpu))
+      }
+    }
+    # noise: the same draws as gpu_knnmi()'s
+    set.seed(seed)
+    a <- gpu_clr(x = x, noise = 1e-3, backend = "gpu")
+    set.seed(seed)
+    b <- gpu_clr(gpu_knnmi(x, noise = 1e-3, backend = "cpu"), backend = "cpu")
+    expect_identical(a, b)
+    # k past KNNMI_KMAX (32): the thread-per-pair kernel
+    v <- matrix(rnorm(40 * 60), 40)
+    expect_identical(gpu_aracne_a(x = v, k = 40, backend = "gpu"),
+                     gpu_aracne_a(gpu_knnmi(v, k = 40, backend = "cpu"), backend = "cpu"))
+    # no pair, one pair
+    expect_identical(gpu_mrnet(x = x[1, , drop = FALSE], backend = "gpu"),
+                     matrix(0, 1, 1, dimnames = list("g1", "g1")))
+    expect_identical(gpu_aracne_a(x = x[1:2, ], backend = "gpu"),
+                     gpu_aracne_a(x = x[1:2, ], backend = "cpu"))
+    # the checks of gpu_knnmi()
+    expect_error(gpu_clr(x = x, k = 25, backend = "gpu"), "too few columns")
+    expect_error(gpu_clr(x = x, k = 2.5, backend = "gpu"), "whole number")
+    expect_error(gpu_clr(x = x, noise = -1, backend = "gpu"), "non-negative")
   })
 })
