@@ -107,13 +107,7 @@ gpu_knnmi <- function(x, k = 3, noise = 0,
     if (ncol(y) != ncol(x))
       stop("'x' and 'y' must have the same number of columns (samples)")
   }
-  if (!is.numeric(k) || length(k) != 1L || !is.finite(k) || k != floor(k))
-    stop("'k' must be a whole number")
-  if (k < 2) stop("'k' must be at least 2")
-  if (k >= ncol(x))
-    stop(sprintf("'x' has too few columns (samples) for k = %d: it needs more than k", k))
-  if (!is.numeric(noise) || length(noise) != 1L || !is.finite(noise) || noise < 0)
-    stop("'noise' must be a non-negative number")
+  .knnmi_args(x, k, noise)
   output <- .check_output(output)
   if (!is.null(BPPARAM)) .bp_check(BPPARAM)
   n <- nrow(x)
@@ -245,7 +239,7 @@ gpu_knnmi <- function(x, k = 3, noise = 0,
 
 # gpu_knnmi()'s x (or y: 'what') as a double matrix without missing or
 # non-finite values, variables in rows.
-.knnmi_input <- function(x, what) {
+.knnmi_input <- function(x, what = "x") {
   if (is.data.frame(x)) {
     if (!all(vapply(x, function(v) is.numeric(v) || is.logical(v), NA)))
       stop(sprintf("'%s' must be numeric", what))
@@ -259,4 +253,18 @@ gpu_knnmi <- function(x, k = 3, noise = 0,
   if (anyNA(x)) stop(sprintf("missing values in '%s': gpu_knnmi() cannot handle NA", what))
   if (any(is.infinite(x))) stop(sprintf("non-finite values in '%s'", what))
   x
+}
+
+# gpu_knnmi()'s k and noise for x (variables in rows), checked: also for
+# the pruning functions' x = (R/prune.R).
+.knnmi_args <- function(x, k, noise) {
+  if (!is.numeric(k) || length(k) != 1L || !is.finite(k) || k != floor(k))
+    stop("'k' must be a whole number", call. = FALSE)
+  if (k < 2) stop("'k' must be at least 2", call. = FALSE)
+  if (k >= ncol(x))
+    stop(sprintf("'x' has too few columns (samples) for k = %d: it needs more than k", k),
+         call. = FALSE)
+  if (!is.numeric(noise) || length(noise) != 1L || !is.finite(noise) || noise < 0)
+    stop("'noise' must be a non-negative number", call. = FALSE)
+  invisible()
 }

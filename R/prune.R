@@ -209,14 +209,7 @@ gpu_mrnet <- function(mi, x = NULL, k = 3, noise = 0,
 .prune_x_gpu <- function(x, k, noise, backend, devices, verbose, algo, eps, eta, fun, ...) {
   if (is.null(x) || ...length()) return(NULL)
   x <- .knnmi_input(x)
-  if (!is.numeric(k) || length(k) != 1L || !is.finite(k) || k != floor(k))
-    stop("'k' must be a whole number", call. = FALSE)
-  if (k < 2) stop("'k' must be at least 2", call. = FALSE)
-  if (k >= ncol(x))
-    stop(sprintf("'x' has too few columns (samples) for k = %d: it needs more than k", k),
-         call. = FALSE)
-  if (!is.numeric(noise) || length(noise) != 1L || !is.finite(noise) || noise < 0)
-    stop("'noise' must be a non-negative number", call. = FALSE)
+  .knnmi_args(x, k, noise)
   n <- nrow(x)
   backend <- .resolve_backend(backend, work = as.double(n) * n / 2 * ncol(x) *
                                 .cpu_cost("knnmi", FALSE, "rows"))
