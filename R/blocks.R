@@ -272,7 +272,9 @@
 # diagonal are made with y, whose rule looks at the sd instead.
 .zero_var <- function(A, u, method) {
   method <- .cor_base(method)
-  if (u == "pairwise.complete.obs" || method == "kendall") return(logical(ncol(A)))
+  # (the shrinkage estimates' prepared columns have no such rule)
+  if (u == "pairwise.complete.obs" || !method %in% c("pearson", "spearman"))
+    return(logical(ncol(A)))
   vapply(seq_len(ncol(A)), function(j) {
     v <- if (method == "spearman") stats::var(rank(A[, j], na.last = "keep"))
          else stats::var(A[, j])

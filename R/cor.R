@@ -235,7 +235,7 @@ gpu_cor <- function(x, y = NULL, use = "everything",
     y <- .as_double_matrix(y)
     if (nrow(y) != nrow(x)) stop("incompatible dimensions")
   }
-  rank_method <- .cor_base(method) != "pearson"
+  rank_method <- .cor_base(method) %in% c("spearman", "kendall")
   .cor_empty_check(x, y, use_name, rank_method)
   # stats ranks a one-row matrix as row(x), all 1s, for Spearman and
   # Kendall, so its NA never reach all.obs' check (the result is NA anyway)

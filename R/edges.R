@@ -53,11 +53,12 @@
 #'   `WGCNA::corPvalueStudent()` gives them), or corpcor's shrinkage
 #'   estimates with their estimated lambda: `"cor.shrink"` (as
 #'   [gpu_cor_shrink()]) and `"pcor.shrink"` (partial correlations, as
-#'   [gpu_pcor_shrink()]; no p x p matrix is made); these two take one
-#'   complete matrix and have no p-values (no `fdr`); the result carries
+#'   [gpu_pcor_shrink()]; no p x p matrix is made); these two take
+#'   complete data (with `y`, the pairs across of the estimate for
+#'   `cbind(x, y)`) and have no p-values (no `fdr`); the result carries
 #'   the `lambda` used; or `"knnmi"`, Kraskov's k-nearest-neighbour mutual
 #'   information between the columns, as [gpu_knnmi()] computes it between
-#'   rows (`k` neighbours; one complete matrix; no p-values; an MI estimate
+#'   rows (`k` neighbours; complete data; no p-values; an MI estimate
 #'   can be negative, so `absolute = FALSE` ranks by the value itself);
 #'   or `"mim.pearson"`, `"mim.spearman"`, `"mim.kendall"`, minet's
 #'   Gaussian mutual information of that correlation, as
@@ -142,9 +143,8 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
                  method), call. = FALSE)
   if (knnmi) {
     # Kraskov's MI between the columns, as gpu_knnmi() between rows
-    if (!is.null(y)) stop("method = \"knnmi\" takes one matrix ('y' must be NULL)", call. = FALSE)
-    if (anyNA(x) || any(is.infinite(x))) stop("method = \"knnmi\" takes data without NA or Inf",
-                                            call. = FALSE)
+    if (anyNA(x) || any(is.infinite(x)) || anyNA(y) || any(is.infinite(y)))
+      stop("method = \"knnmi\" takes data without NA or Inf", call. = FALSE)
     if (!is.numeric(k) || length(k) != 1L || is.na(k) || k != round(k) || k < 2 ||
         k >= nrow(x))
       stop("'k' must be a whole number, at least 2 and less than the number of rows (samples)",
@@ -156,14 +156,17 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
   if (shrink) {
     # corpcor's estimate with its estimated lambda: the columns whose
     # products it is (R/shrink.R); the identity (lambda 1) has no edges
-    if (!is.null(y)) stop(sprintf("method = \"%s\" takes one matrix ('y' must be NULL)", method),
-                          call. = FALSE)
-    prep <- .shrink_prepare(.shrink_input(x), NULL, NULL, FALSE, method == "pcor.shrink")
+    # (with y, the estimate of cbind(x, y): its pairs across, as
+    # gpu_pcor_shrink(x, y = y))
+    px <- ncol(x)
+    prep <- .shrink_prepare(.shrink_input(if (is.null(y)) x else cbind(x, y)), NULL, NULL,
+                            FALSE, method == "pcor.shrink")
     if (!is.null(prep$dense))
       stop("the estimated lambda is 0: the pseudoinverse's partial correlations come from gpu_pcor_shrink(x)",
            call. = FALSE)
-    x <- if (is.null(prep$v)) matrix(0, 1L, ncol(x), dimnames = list(NULL, colnames(x)))
-         else prep$v
+    v <- if (is.null(prep$v)) matrix(0, 1L, px + NCOL(y)) else prep$v
+    if (!is.null(y)) y <- v[, px + seq_len(ncol(y)), drop = FALSE]
+    x <- v[, seq_len(px), drop = FALSE]
     inp$use <- "everything"
     inp$rows <- NULL
     inp$nobs <- nrow(x)

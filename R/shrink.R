@@ -48,11 +48,21 @@
 #' @param output `NULL` (the matrix in memory), or [gpu_hdf5()]: the matrix
 #'   is written to that HDF5 dataset as the engine makes it (past RAM; not
 #'   with `lambda = 0`).
-#' @return A p x p matrix of class `"shrinkage"` with attributes `lambda`
-#'   and `lambda.estimated` (and `spv`, the standardized partial variances,
-#'   for `gpu_pcor_shrink()`), dimnames from `colnames(x)`, exactly as
-#'   corpcor's.  With `output`, an `HDF5Array` of the matrix, with those
-#'   attributes (no class).
+#' @param y `NULL` (default), or a second matrix of the same observations
+#'   (not in corpcor): the block between `x`'s columns and `y`'s of the
+#'   estimate for `cbind(x, y)` (lambda estimated from all of them; `spv`
+#'   then names every column of both), without its
+#'   `(px + py)` x `(px + py)` matrix.
+#' @param BPPARAM `NULL`, or a `BiocParallel::BiocParallelParam`: the
+#'   product's tiles (or, with `output`, its columns) shared by
+#'   BiocParallel's workers, as in [gpu_cor()]; the columns are prepared
+#'   once here.  The values are those of the call without it (on the CPU
+#'   engine, bit for bit).
+#' @return A p x p matrix (p x q with `y`) of class `"shrinkage"` with
+#'   attributes `lambda` and `lambda.estimated` (and `spv`, the standardized
+#'   partial variances, for `gpu_pcor_shrink()`), dimnames from
+#'   `colnames(x)`, exactly as corpcor's.  With `output`, an `HDF5Array` of
+#'   the matrix, with those attributes (no class).
 #' @seealso [corpcor::cor.shrink()], [corpcor::pcor.shrink()], [gpu_cor_edges()]
 #' @examples
 #' x <- matrix(rnorm(20 * 50), 20, 50)
@@ -63,9 +73,10 @@
 gpu_cor_shrink <- function(x, lambda, w, verbose = TRUE,
                            backend = getOption("gpucor.backend", "auto"),
                            precision = c("double", "single"),
-                           devices = getOption("gpucor.devices", 0L), output = NULL) {
+                           devices = getOption("gpucor.devices", 0L), output = NULL,
+                           y = NULL, BPPARAM = NULL) {
   .shrink_run(x, if (!missing(lambda)) lambda, if (!missing(w)) w, verbose, FALSE,
-              backend, precision, devices, "gpu_cor_shrink", output)
+              backend, precision, devices, "gpu_cor_shrink", output, y, BPPARAM)
 }
 
 #' @rdname gpu_cor_shrink
@@ -73,44 +84,64 @@ gpu_cor_shrink <- function(x, lambda, w, verbose = TRUE,
 gpu_pcor_shrink <- function(x, lambda, w, verbose = TRUE,
                             backend = getOption("gpucor.backend", "auto"),
                             precision = c("double", "single"),
-                            devices = getOption("gpucor.devices", 0L), output = NULL) {
+                            devices = getOption("gpucor.devices", 0L), output = NULL,
+                            y = NULL, BPPARAM = NULL) {
   .shrink_run(x, if (!missing(lambda)) lambda, if (!missing(w)) w, verbose, TRUE,
-              backend, precision, devices, "gpu_pcor_shrink", output)
+              backend, precision, devices, "gpu_pcor_shrink", output, y, BPPARAM)
 }
 
 .shrink_run <- function(x, lambda, w, verbose, partial, backend, precision, devices, fun,
-                        output = NULL) {
+                        output = NULL, y = NULL, BPPARAM = NULL) {
   if (!is.logical(verbose) || length(verbose) != 1L || is.na(verbose))
     stop("'verbose' must be TRUE or FALSE", call. = FALSE)
   precision <- match.arg(precision, c("double", "single"))
   devices <- .check_devices(devices)
   output <- .check_output(output)
+  if (!is.null(BPPARAM)) .bp_check(BPPARAM)
   x <- .shrink_input(x)
+  cx <- colnames(x)
+  # with y: the estimate of cbind(x, y), its block x against y
+  px <- ncol(x)
+  if (!is.null(y)) {
+    y <- .shrink_input(y, "y")
+    if (nrow(y) != nrow(x)) stop("'x' and 'y' must have the same number of rows",
+                                 call. = FALSE)
+    cy <- colnames(y)
+    x <- cbind(x, y)
+    colnames(x) <- if (!is.null(cx) || !is.null(cy))
+      c(if (is.null(cx)) rep("", px) else cx, if (is.null(cy)) rep("", ncol(y)) else cy)
+  } else cy <- cx
   p <- ncol(x)
-  backend <- .resolve_backend(backend, work = as.double(p) * p / 2 * nrow(x))
+  q <- p - px
+  sx <- seq_len(px)
+  sy <- if (!is.null(y)) px + seq_len(q)
+  backend <- .resolve_backend(backend, work = as.double(px) * (if (is.null(y)) px / 2 else q) *
+                                nrow(x))
   prep <- .shrink_prepare(x, lambda, w, verbose, partial)
-  opts <- .engine_opts(backend, precision, FALSE, devices, fun = fun)
-  if (!is.null(output)) {
-    # the engine writes the matrix (the identity: products of zero columns)
-    if (!is.null(prep$dense))
-      stop("'output' with lambda = 0 (the pseudoinverse, made in memory) is not supported",
-           call. = FALSE)
+  dn <- if (!is.null(cx) || !is.null(cy)) list(cx, cy)
+  if (!is.null(output) && !is.null(prep$dense))
+    stop("'output' with lambda = 0 (the pseudoinverse, made in memory) is not supported",
+         call. = FALSE)
+  # the engine multiplies the prepared columns (the identity of lambda 1
+  # too, as products of zero columns, where it goes to a file); lambda = 0
+  # (corpcor's pseudoinverse) is dense here
+  if (is.null(prep$dense) && (!is.null(output) || !is.null(prep$v))) {
     v <- if (is.null(prep$v)) matrix(0, 1L, p) else prep$v
-    .engine_call(.Call(C_gpucor_cor, v, NULL, if (partial) "pcor.shrink" else "cor.shrink",
-                       "everything", NULL, opts, .hdf5_spec(output, p, p)),
-                 fun, backend, precision, devices, FALSE)
-    r <- .hdf5_result(output, if (!is.null(colnames(x))) list(colnames(x), colnames(x)))
-    return(.shrink_attrs(r, prep, partial, colnames(x), NULL, verbose))
+    vx <- v[, sx, drop = FALSE]
+    vy <- if (!is.null(y)) v[, sy, drop = FALSE]
+    colnames(vx) <- cx
+    if (!is.null(vy)) colnames(vy) <- cy
+    r <- .cor_run(vx, vy, "everything", if (partial) "pcor.shrink" else "cor.shrink",
+                  backend, precision, devices, FALSE, 1L, BPPARAM, output, fun)
+    if (!is.null(output)) return(.shrink_attrs(r, prep, partial, colnames(x), NULL, verbose))
+  } else {
+    .memory_guard(8 * as.double(px) * (if (is.null(y)) px else q),
+                  sprintf("%s(): the %d x %d result", fun, px, if (is.null(y)) px else q), "")
+    r <- if (!is.null(prep$dense)) prep$dense else diag(p)
+    if (!is.null(y)) r <- r[sx, sy, drop = FALSE]
   }
-  .memory_guard(8 * as.double(p) * p, sprintf("%s(): the %d x %d result", fun, p, p), "")
-  r <- if (!is.null(prep$dense)) prep$dense
-       else if (is.null(prep$v)) diag(p)
-       else .engine_call(.Call(C_gpucor_cor, prep$v, NULL,
-                               if (partial) "pcor.shrink" else "cor.shrink",
-                               "everything", NULL, opts, NULL),
-                         fun, backend, precision, devices, FALSE)
-  attributes(r) <- list(dim = c(p, p))
-  if (!is.null(colnames(x))) dimnames(r) <- list(colnames(x), colnames(x))
+  attributes(r) <- list(dim = c(px, if (is.null(y)) px else q))
+  if (!is.null(dn)) dimnames(r) <- dn
   .shrink_attrs(r, prep, partial, colnames(x), "shrinkage", verbose)
 }
 
@@ -126,13 +157,13 @@ gpu_pcor_shrink <- function(x, lambda, w, verbose = TRUE,
 }
 
 # corpcor's input: as.matrix(x), numeric, no NA.
-.shrink_input <- function(x) {
+.shrink_input <- function(x, what = "x") {
   if (is.data.frame(x)) x <- as.matrix(x)
   if (!is.matrix(x)) x <- as.matrix(x)
-  if (!(is.numeric(x) || is.logical(x))) stop("'x' must be numeric", call. = FALSE)
-  if (anyNA(x)) stop("missing values in 'x': the shrinkage estimators take complete data",
-                     call. = FALSE)
-  if (nrow(x) < 2L) stop("'x' needs at least two observations", call. = FALSE)
+  if (!(is.numeric(x) || is.logical(x))) stop(sprintf("'%s' must be numeric", what), call. = FALSE)
+  if (anyNA(x)) stop(sprintf("missing values in '%s': the shrinkage estimators take complete data",
+                             what), call. = FALSE)
+  if (nrow(x) < 2L) stop(sprintf("'%s' needs at least two observations", what), call. = FALSE)
   .as_double_matrix(x)
 }
 

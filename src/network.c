@@ -105,7 +105,6 @@ static void edges_setup(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP o
     if (m->family == FAMILY_KNNMI) {
         SEXP kk = gpucor_field_or_null(crit, "k");
         e->rc.in.k = isNull(kk) ? 3 : (size_t) asInteger(kk);
-        if (!isNull(y)) error("knnmi: one matrix only");
     }
     /* a measure without a p-value (the shrinkage estimates) selects by
      * value only */

@@ -441,6 +441,17 @@ test_that("gpu_cor_edges(method = 'knnmi') selects from gpu_knnmi()'s matrix", {
     e <- gpu_cor_edges(x, method = "knnmi", k = 4, threshold = thr, absolute = FALSE, backend = b)
     expect_identical(nrow(e), sum(v >= thr), info = paste(info, b))
   }
+  # with y: the pairs across, from gpu_knnmi(t(x), y = t(y))
+  y <- matrix(rnorm(nrow(x) * 7), nrow(x))
+  for (b in test_backends()) {
+    m <- gpu_knnmi(t(x), y = t(y), k = 4, backend = "cpu")
+    thr <- sort(m, decreasing = TRUE)[10]
+    e <- with_options(list(gpucor.cpu_tile = 3L, gpucor.gpu_slab = 2L),
+                      gpu_cor_edges(x, y, method = "knnmi", k = 4, threshold = thr,
+                                    absolute = FALSE, backend = b))
+    expect_identical(nrow(e), sum(m >= thr))
+    expect_identical(e$cor, m[cbind(e$row, e$col)])
+  }
   expect_error(gpu_cor_edges(x, method = "knnmi", k = 1, top_k = 2), "'k' must be")
   expect_error(gpu_cor_edges(x, method = "knnmi", fdr = 0.1), "no p-values")
   xn <- x; xn[1, 1] <- NA

@@ -140,7 +140,57 @@ test_that("gpu_cor_edges(method = 'pcor.shrink' / 'cor.shrink') selects from cor
     expect_identical(nrow(e), 20L, info = paste(info, b, m))
   }
   expect_error(gpu_cor_edges(x, method = "pcor.shrink", fdr = 0.1), "no p-values")
-  expect_error(gpu_cor_edges(x, x, method = "pcor.shrink", top_k = 2), "one matrix")
+  # with y: the pairs across of the estimate for cbind(x, y)
+  for (b in test_backends()) {
+    e <- gpu_cor_edges(x[, 1:20], x[, 21:60], method = "pcor.shrink", threshold = 0.02,
+                       backend = b)
+    w <- unclass(corpcor::pcor.shrink(x, verbose = FALSE))[1:20, 21:60]
+    expect_identical(nrow(e), sum(abs(w) >= 0.02), info = paste(info, b))
+    expect_lte(max(abs(e$cor - w[cbind(e$row, e$col)])), 1e-10)
+  }
+})
+
+test_that("y =: the block of the estimate for cbind(x, y); BPPARAM: the call without it", {
+  info <- new_seed()
+  x <- matrix(rnorm(30 * 14), 30, 14, dimnames = list(NULL, paste0("x", 1:14)))
+  y <- matrix(rnorm(30 * 6), 30, 6, dimnames = list(NULL, paste0("y", 1:6)))
+  y[, 2] <- x[, 1] + rnorm(30, sd = 0.2)
+  y[, 5] <- 1                                    # zero scale: a row of 0
+  strip <- function(r) { r <- unclass(r); attributes(r) <- attributes(r)[c("dim", "dimnames")]; r }
+  for (b in test_backends()) for (f in c("cor", "pcor")) for (lam in list(NULL, 0.4, 1)) {
+    ours <- get(paste0("gpu_", f, "_shrink"))
+    ref <- get(paste0(f, ".shrink"), asNamespace("corpcor"))
+    args <- c(list(verbose = FALSE), if (!is.null(lam)) list(lambda = lam))
+    want <- suppressWarnings(do.call(ref, c(list(cbind(x, y)), args)))
+    got <- with_options(list(gpucor.cpu_tile = 3L, gpucor.gpu_slab = 4L), suppressWarnings(
+      do.call(ours, c(list(x, y = y, backend = b), args))))
+    i <- paste(info, b, f, format(lam))
+    expect_identical(class(got), "shrinkage", info = i)
+    expect_identical(dim(got), c(14L, 6L), info = i)
+    expect_identical(dimnames(got), list(colnames(x), colnames(y)), info = i)
+    expect_lte(max(abs(strip(got) - unclass(want)[1:14, 15:20])), 1e-10)
+    expect_lte(abs(attr(got, "lambda") - attr(want, "lambda")), 1e-12)
+    if (f == "pcor") expect_identical(names(attr(got, "spv")), c(colnames(x), colnames(y)))
+  }
+  expect_error(gpu_pcor_shrink(x, y = y[-1, ], verbose = FALSE), "same number of rows")
+  expect_error(gpu_pcor_shrink(x, y = y + NA, verbose = FALSE), "missing values in 'y'")
+  skip_if_not_installed("BiocParallel")
+  ps <- list(BiocParallel::SerialParam())
+  if (.Platform$OS.type != "windows") ps <- c(ps, BiocParallel::MulticoreParam(2))
+  for (bp in ps) for (f in c(gpu_cor_shrink, gpu_pcor_shrink)) {
+    for (yy in list(NULL, y)) {
+      want <- suppressWarnings(f(x, y = yy, verbose = FALSE, backend = "cpu"))
+      got <- suppressWarnings(f(x, y = yy, verbose = FALSE, backend = "cpu", BPPARAM = bp))
+      expect_identical(got, want, info = paste(info, class(bp)))
+    }
+  }
+  skip_if_no_gpu()
+  for (f in c(gpu_cor_shrink, gpu_pcor_shrink)) {
+    want <- suppressWarnings(f(x, verbose = FALSE, backend = "cpu"))
+    got <- suppressWarnings(f(x, verbose = FALSE, backend = "gpu",
+                              BPPARAM = BiocParallel::SerialParam()))
+    expect_lte(max(abs(strip(got) - strip(want))), 1e-12)
+  }
 })
 
 test_that("the GPU engine gives the CPU's shrinkage estimates", {
