@@ -20,6 +20,7 @@
  * nx rows, the pairs of rbind(x, y) to the bit.
  */
 #include <math.h>
+#include <limits.h>
 #include "run.cuh"
 #include "worker.cuh"
 #include "../engine/knnmi.h"
@@ -63,6 +64,84 @@ static size_t knnmi_shared_bytes(size_t m)
     return m * (5 * sizeof(double) + 4 * sizeof(int));
 }
 
+/* A sample's term for a k known at compile time (K): gc_knnmi_term's
+ * search, ranges and counts with the list of the K nearest in registers
+ * (gc_knnmi_term's list, indexed by a run-time k, lives in local memory).
+ * The list starts as K sentinels (+Inf, INT_MAX) that every sample beats,
+ * and a sample that beats the K-th is put last and sifted down: after the
+ * same offers in the same order it holds what gc_knnmi_offer's list holds,
+ * so the term is gc_knnmi_term's to the bit. */
+template <int K>
+__device__ static inline void knnmi_offer_k(double d, int j, double (&nd)[K], int (&nj)[K])
+{
+    if (!gc_knnmi_before(d, j, nd[K - 1], nj[K - 1])) return;
+    nd[K - 1] = d;
+    nj[K - 1] = j;
+#pragma unroll
+    for (int t = K - 1; t > 0; t--)
+        if (gc_knnmi_before(nd[t], nj[t], nd[t - 1], nj[t - 1])) {
+            double td = nd[t]; nd[t] = nd[t - 1]; nd[t - 1] = td;
+            int tj = nj[t]; nj[t] = nj[t - 1]; nj[t - 1] = tj;
+        }
+}
+
+template <int K>
+__device__ static inline void knnmi_walk_k(double ai, double bi, size_t r, const double *sA,
+                                           const int *oA, const double *B, size_t m,
+                                           double (&nd)[K], int (&nj)[K])
+{
+    size_t lo = r, hi = r + 1;   /* as gc_knnmi_walk */
+#define KNNMI_OFFER_K(q)                                                      \
+    do {                                                                      \
+        double g_ = fabs(ai - sA[q]), db_ = fabs(bi - B[oA[q]]);              \
+        knnmi_offer_k<K>(g_ > db_ ? g_ : db_, oA[q], nd, nj);                 \
+    } while (0)
+#pragma unroll
+    for (int c = 0; c < K; c++) {
+        int take_lo = lo > 0 && (hi >= m || ai - sA[lo - 1] <= sA[hi] - ai);
+        size_t q = take_lo ? --lo : hi++;
+        KNNMI_OFFER_K(q);
+    }
+    for (size_t q = lo; q > 0 && ai - sA[q - 1] <= nd[K - 1]; q--) KNNMI_OFFER_K(q - 1);
+    for (size_t q = hi; q < m && sA[q] - ai <= nd[K - 1]; q++) KNNMI_OFFER_K(q);
+#undef KNNMI_OFFER_K
+}
+
+template <int K>
+__device__ static inline double knnmi_term_k(const double *X, const double *Y,
+                                             const double *sX, const double *sY,
+                                             const int *oX, const int *oY, const int *rX,
+                                             const int *rY, const double *psi, size_t m,
+                                             size_t i)
+{
+    const double xi = X[i], yi = Y[i];
+    const size_t rx = (size_t) rX[i], ry = (size_t) rY[i], k = K;
+    double wx = sX[rx + k < m ? rx + k : m - 1] - sX[rx > k ? rx - k : 0];
+    double wy = sY[ry + k < m ? ry + k : m - 1] - sY[ry > k ? ry - k : 0];
+    double nd[K];
+    int nj[K];
+#pragma unroll
+    for (int t = 0; t < K; t++) {
+        nd[t] = INFINITY;
+        nj[t] = INT_MAX;
+    }
+    if (wx >= wy) knnmi_walk_k<K>(xi, yi, rx, sX, oX, Y, m, nd, nj);
+    else knnmi_walk_k<K>(yi, xi, ry, sY, oY, X, m, nd, nj);
+    double ex = 0, ey = 0;
+    int jx = nj[0], jy = nj[0];
+#pragma unroll
+    for (int t = 0; t < K; t++) {
+        double dx = fabs(xi - X[nj[t]]), dy = fabs(yi - Y[nj[t]]);
+        if (dx > ex) { ex = dx; jx = nj[t]; }
+        if (dy > ey) { ey = dy; jy = nj[t]; }
+    }
+    size_t nx = gc_knnmi_count(xi, ex, rx, (size_t) rX[jx], sX, m);
+    size_t ny = gc_knnmi_count(yi, ey, ry, (size_t) rY[jy], sY, m);
+    return psi[nx - 1] + psi[ny - 1];
+}
+
+/* K > 0: the terms by knnmi_term_k<K> (k == K); 0: by gc_knnmi_term. */
+template <int K>
 __global__ static void knnmi_pair_block(gc_knnmi_view v, size_t rows, size_t off,
                                         size_t i0, size_t j0, size_t j1, int tri, size_t s0,
                                         double *out)
@@ -89,17 +168,44 @@ __global__ static void knnmi_pair_block(gc_knnmi_view v, size_t rows, size_t off
         rY[q] = v.rank[b * m + q];
     }
     __syncthreads();
-    double nd[KNNMI_KMAX];
-    int nj[KNNMI_KMAX];
-    for (size_t q = threadIdx.x; q < m; q += blockDim.x)
-        term[q] = gc_knnmi_term(X, Y, sX, sY, oX, oY, rX, rY, v.psi, m, k, q, nd, nj, 1, NULL,
-                                NULL);
+    if constexpr (K > 0) {
+        for (size_t q = threadIdx.x; q < m; q += blockDim.x)
+            term[q] = knnmi_term_k<K>(X, Y, sX, sY, oX, oY, rX, rY, v.psi, m, q);
+    } else {
+        double nd[KNNMI_KMAX];
+        int nj[KNNMI_KMAX];
+        for (size_t q = threadIdx.x; q < m; q += blockDim.x)
+            term[q] = gc_knnmi_term(X, Y, sX, sY, oX, oY, rX, rY, v.psi, m, k, q, nd, nj, 1,
+                                    NULL, NULL);
+    }
     __syncthreads();
     if (threadIdx.x == 0) {
         double accum = 0;
         for (size_t q = 0; q < m; q++) accum += term[q];
         out[s] = gc_knnmi_estimate(v.psi, m, k, accum);
     }
+}
+
+/* knnmi_pair_block for the view's k: its register-list form for the
+ * usual small k, else the general one. */
+static void knnmi_pair_block_launch(const gc_knnmi_view &v, size_t rows, size_t off,
+                                    size_t i0, size_t j0, size_t j1, int tri, size_t s0,
+                                    unsigned nb, cudaStream_t st, double *out)
+{
+    size_t sm = knnmi_shared_bytes(v.m);
+#define KNNMI_LAUNCH(K)                                                                 \
+    knnmi_pair_block<K><<<nb, KNNMI_BLOCK, sm, st>>>(v, rows, off, i0, j0, j1, tri, s0, out)
+    switch (v.k) {
+    case 2: KNNMI_LAUNCH(2); break;
+    case 3: KNNMI_LAUNCH(3); break;
+    case 4: KNNMI_LAUNCH(4); break;
+    case 5: KNNMI_LAUNCH(5); break;
+    case 6: KNNMI_LAUNCH(6); break;
+    case 8: KNNMI_LAUNCH(8); break;
+    case 10: KNNMI_LAUNCH(10); break;
+    default: KNNMI_LAUNCH(0); break;
+    }
+#undef KNNMI_LAUNCH
 }
 
 typedef struct {
@@ -122,8 +228,8 @@ static int produce(void *vctx, size_t j0, size_t j1, gc_tile *t, cudaStream_t st
         /* at most 2^30 blocks a launch (the grid's x limit is 2^31 - 1) */
         for (size_t s0 = 0; s0 < total; s0 += (size_t) 1 << 30) {
             size_t nb = total - s0 < ((size_t) 1 << 30) ? total - s0 : (size_t) 1 << 30;
-            knnmi_pair_block<<<(unsigned) nb, KNNMI_BLOCK, knnmi_shared_bytes(c->v.m), st>>>(
-                c->v, c->rows, c->off, i0, j0, j1, !c->whole, s0, c->buf);
+            knnmi_pair_block_launch(c->v, c->rows, c->off, i0, j0, j1, !c->whole, s0,
+                                    (unsigned) nb, st, c->buf);
             LAUNCHED("knnmi_pair_block");
         }
     } else if (total) {
@@ -291,8 +397,7 @@ extern "C" int gc_knnmi_cuda_fill(const gc_knnmi_prep *prep, double *D, size_t l
         if (shared) {
             for (size_t s0 = 0; s0 < total; s0 += (size_t) 1 << 30) {
                 size_t nb = total - s0 < ((size_t) 1 << 30) ? total - s0 : (size_t) 1 << 30;
-                knnmi_pair_block<<<(unsigned) nb, KNNMI_BLOCK, knnmi_shared_bytes(m), st>>>(
-                    v, n, 0, j0, j0, j1, 1, s0, buf);
+                knnmi_pair_block_launch(v, n, 0, j0, j0, j1, 1, s0, (unsigned) nb, st, buf);
                 LAUNCHED("knnmi_pair_block");
             }
         } else {
