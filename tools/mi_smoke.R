@@ -27,7 +27,7 @@ for (e in c("pearson", "spearman", "kendall")) {
   r <- run(function(b) gpu_build_mim(x, e, backend = b)); same(paste("build.mim", e), r$gpu, r$cpu)
 }
 v <- matrix(rnorm(70 * 40), 70)           # 70 variables (rows) x 40 samples
-for (k in c(2, 3, 10)) {
+for (k in c(2, 3, 5, 6, 7, 8, 10)) {   # 7: the block kernel with its list in local memory
   r <- run(function(b) gpu_knnmi(v, k = k, backend = b)); same(paste("knnmi k =", k), r$gpu, r$cpu, 1e-12)
 }
 w <- matrix(rnorm(20 * 40), 20); w[3, ] <- v[5, ]   # 20 more rows of the same samples

@@ -6,11 +6,14 @@
  * arithmetic (engine/knnmi.h) in double: a block per pair over shared
  * copies of its two variables where they fit (knnmi_pair_block), else a
  * thread per pair (gc_knnmi_pair): the values equal the CPU engine's to the
- * bit.
+ * bit.  The block kernel keeps a sample's k nearest in registers for the
+ * usual k (knnmi_term_k, a kernel per k: 1.7x at k = 3), in local memory
+ * otherwise.
  *
- * A thread's list of its k nearest lives in device memory, interleaved with
- * the other threads' of the panel (element t of thread s at [s + t * total])
- * so that neighbouring threads touch neighbouring words; the planner counts
+ * The thread-per-pair kernel's list of a thread's k nearest lives in
+ * device memory, interleaved with the other threads' of the panel (element
+ * t of thread s at [s + t * total]) so that neighbouring threads touch
+ * neighbouring words; the planner counts
  * it among a panel column's bytes.  A 'dist' takes the pairs i > j of its
  * panels (rows j0 .. n - 1); other sinks whole columns, whose pairs (i, j)
  * and (j, i) are the same computation (the larger index as X), so the
