@@ -211,6 +211,38 @@ static void knnmi_pair_block_launch(const gc_knnmi_view &v, size_t rows, size_t 
 #undef KNNMI_LAUNCH
 }
 
+/* Whether the block kernel takes the view's pairs: its two variables fit
+ * in shared memory and k its register or local lists. */
+static int knnmi_block_fits(const gc_knnmi_view &v)
+{
+    return v.k <= KNNMI_KMAX && knnmi_shared_bytes(v.m) <= KNNMI_SHARED_MAX;
+}
+
+/* The values of a panel (its pairs as knnmi_panel numbers them) into buf:
+ * the block kernel where it fits, at most 2^30 blocks a launch (the grid's
+ * x limit is 2^31 - 1), else a thread per pair with its list in nd, nj. */
+static int knnmi_panel_values(const gc_knnmi_view &v, size_t rows, size_t off, size_t i0,
+                              size_t j0, size_t j1, int tri, double *buf, double *nd, int *nj,
+                              cudaStream_t st, char *msg, size_t msgcap)
+{
+    int status = GPUCOR_OK;
+    const size_t total = (rows - i0) * (j1 - j0), most = (size_t) 1 << 30;
+    if (total && knnmi_block_fits(v)) {
+        for (size_t s0 = 0; s0 < total; s0 += most) {
+            knnmi_pair_block_launch(v, rows, off, i0, j0, j1, tri, s0,
+                                    (unsigned) (total - s0 < most ? total - s0 : most), st,
+                                    buf);
+            LAUNCHED("knnmi_pair_block");
+        }
+    } else if (total) {
+        knnmi_panel<<<(unsigned) ((total + KNNMI_THREADS - 1) / KNNMI_THREADS),
+                      KNNMI_THREADS, 0, st>>>(v, rows, off, i0, j0, j1, tri, buf, nd, nj);
+        LAUNCHED("knnmi_panel");
+    }
+cleanup:
+    return status;
+}
+
 typedef struct {
     gc_knnmi_view v;     /* device */
     size_t rows, off;    /* the result's rows (n, or x's nx with y) and its
@@ -225,24 +257,10 @@ static int produce(void *vctx, size_t j0, size_t j1, gc_tile *t, cudaStream_t st
                    char *msg, size_t msgcap)
 {
     knnmi_ctx *c = (knnmi_ctx *) vctx;
-    int status = GPUCOR_OK;
-    size_t i0 = c->whole ? 0 : j0, total = (c->rows - i0) * (j1 - j0);
-    if (total && c->v.k <= KNNMI_KMAX && knnmi_shared_bytes(c->v.m) <= KNNMI_SHARED_MAX) {
-        /* at most 2^30 blocks a launch (the grid's x limit is 2^31 - 1) */
-        for (size_t s0 = 0; s0 < total; s0 += (size_t) 1 << 30) {
-            size_t nb = total - s0 < ((size_t) 1 << 30) ? total - s0 : (size_t) 1 << 30;
-            knnmi_pair_block_launch(c->v, c->rows, c->off, i0, j0, j1, !c->whole, s0,
-                                    (unsigned) nb, st, c->buf);
-            LAUNCHED("knnmi_pair_block");
-        }
-    } else if (total) {
-        knnmi_panel<<<(unsigned) ((total + KNNMI_THREADS - 1) / KNNMI_THREADS),
-                      KNNMI_THREADS, 0, st>>>(c->v, c->rows, c->off, i0, j0, j1, !c->whole,
-                                              c->buf, c->nd, c->nj);
-        LAUNCHED("knnmi_panel");
-    }
-    gc_cuda_panel_tile(i0, c->rows, j0, j1, c->buf, 0, 1.0, !c->whole, t);
-cleanup:
+    size_t i0 = c->whole ? 0 : j0;
+    int status = knnmi_panel_values(c->v, c->rows, c->off, i0, j0, j1, !c->whole, c->buf,
+                                    c->nd, c->nj, st, msg, msgcap);
+    if (status == GPUCOR_OK) gc_cuda_panel_tile(i0, c->rows, j0, j1, c->buf, 0, 1.0, !c->whole, t);
     return status;
 }
 
@@ -373,7 +391,7 @@ extern "C" int gc_knnmi_cuda_fill(const gc_knnmi_prep *prep, double *D, size_t l
 {
     int status = GPUCOR_OK;
     const size_t n = prep->v.n, m = prep->v.m, k = prep->v.k;
-    const int shared = k <= KNNMI_KMAX && knnmi_shared_bytes(m) <= KNNMI_SHARED_MAX;
+    const int shared = knnmi_block_fits(prep->v);
     /* a pair's device bytes: its value and, for the thread-per-pair kernel,
      * its thread's list */
     const size_t per = sizeof(double) + (shared ? 0 : k * (sizeof(double) + sizeof(int)));
@@ -396,18 +414,9 @@ extern "C" int gc_knnmi_cuda_fill(const gc_knnmi_prep *prep, double *D, size_t l
         DALLOC(nj, n * w * k * sizeof(int), "neighbour lists");
     }
     for (size_t j0 = 0; j0 < n; j0 += w) {
-        size_t j1 = j0 + w < n ? j0 + w : n, total = (n - j0) * (j1 - j0);
-        if (shared) {
-            for (size_t s0 = 0; s0 < total; s0 += (size_t) 1 << 30) {
-                size_t nb = total - s0 < ((size_t) 1 << 30) ? total - s0 : (size_t) 1 << 30;
-                knnmi_pair_block_launch(v, n, 0, j0, j0, j1, 1, s0, (unsigned) nb, st, buf);
-                LAUNCHED("knnmi_pair_block");
-            }
-        } else {
-            knnmi_panel<<<(unsigned) ((total + KNNMI_THREADS - 1) / KNNMI_THREADS),
-                          KNNMI_THREADS, 0, st>>>(v, n, 0, j0, j0, j1, 1, buf, nd, nj);
-            LAUNCHED("knnmi_panel");
-        }
+        size_t j1 = j0 + w < n ? j0 + w : n;
+        status = knnmi_panel_values(v, n, 0, j0, j0, j1, 1, buf, nd, nj, st, msg, msgcap);
+        if (status != GPUCOR_OK) goto cleanup;
         knnmi_scatter<<<1024, 256, 0, st>>>(buf, n, j0, j1, D, ld);
         LAUNCHED("knnmi_scatter");
         CU(cudaStreamSynchronize(st));
