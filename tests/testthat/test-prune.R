@@ -139,6 +139,8 @@ test_that("mi from data (x =) goes through gpu_knnmi()", {
     expect_error(gpu_aracne_a(x = x, k = 1, backend = b), "at least 2")
     expect_error(gpu_aracne_m(x = x, noise = -1, backend = b), "non-negative")
     expect_error(gpu_clr(x = x[, 1:3] > 0, backend = b), "too few columns")
+    expect_error(gpu_aracne_a(x = data.frame(a = letters[1:5]), backend = b),
+                 "'x' must be numeric")
   }
 })
 
