@@ -42,8 +42,7 @@
 #'   `maxPamDist` defaults to `cutHeight` as given).
 #' @return A numeric vector of labels, one per object of `dendro`, as
 #'   `cutreeDynamic()` returns it.
-#' @seealso `dynamicTreeCut::cutreeDynamic()`, [gpu_hclust()], [gpu_tom()],
-#'   [gpu_blockwise_modules()]
+#' @seealso `dynamicTreeCut::cutreeDynamic()`, [gpu_hclust()], [gpu_tom()]
 #' @examples
 #' x <- matrix(rnorm(40 * 200), 40)
 #' d <- gpu_dist(t(x))

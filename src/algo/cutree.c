@@ -17,6 +17,11 @@
 
 typedef long double ldouble;
 
+/* Distances read below which a loop runs on one thread: a parallel region
+ * costs a wake-up of every thread, and the small clusters of a large tree
+ * are many. */
+#define PAR_MIN ((size_t) 1 << 22)
+
 static inline double dm(const gc_distm *d, size_t i, size_t j)
 {
     if (i == j) return 0.0;
@@ -420,7 +425,8 @@ int gc_cutree_hybrid(const int *merge, const double *height, size_t n_merge,
             double mxv = -INFINITY;
             int nan = 0;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(p->nthreads) schedule(static) reduction(max:mxv) reduction(|:nan)
+#pragma omp parallel for num_threads(p->nthreads) schedule(static) reduction(max:mxv) reduction(|:nan) \
+    if (k * k > PAR_MIN)
 #endif
             for (size_t j = 0; j < k; j++) {
                 ldouble s = 0;
@@ -447,7 +453,7 @@ int gc_cutree_hybrid(const int *merge, const double *height, size_t n_merge,
                 }
                 /* colMeans(distM[InCluster, useObjects]) */
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(p->nthreads) schedule(static)
+#pragma omp parallel for num_threads(p->nthreads) schedule(static) if (k * n > PAR_MIN)
 #endif
                 for (size_t j = 0; j < n; j++) {
                     if (!use_lab[colx[j]]) continue;
@@ -472,7 +478,7 @@ int gc_cutree_hybrid(const int *merge, const double *height, size_t n_merge,
             if (colors[i] == 0 && (!p->pam_respects_dendro || on_branch[i] > 0)) in[nu++] = (int) i;
         int bad = 0, bad_obj = 0;
 #ifdef _OPENMP
-#pragma omp parallel num_threads(p->nthreads)
+#pragma omp parallel num_threads(p->nthreads) if (nu * n > PAR_MIN)
 #endif
         {
             group_work tw;
@@ -530,7 +536,7 @@ int gc_cutree_hybrid(const int *merge, const double *height, size_t n_merge,
             const int *mem = members + start[c];
             size_t k = start[c + 1] - start[c];
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(p->nthreads) schedule(static)
+#pragma omp parallel for num_threads(p->nthreads) schedule(static) if (k * k > PAR_MIN)
 #endif
             for (size_t j = 0; j < k; j++) {
                 ldouble s = 0;
