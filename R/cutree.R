@@ -30,9 +30,10 @@
 #'
 #'   The cut runs on the CPU with either backend (the work is small next to
 #'   the TOM and the tree); `options(gpucor.threads)` sets its threads.
-#'   `externalBranchSplitFnc` (user R functions called at merges) is not
-#'   supported: give it to `dynamicTreeCut::cutreeDynamic()`.  A
-#'   `DelayedMatrix` `distM` must be symmetric (its lower triangle is read).
+#'   `externalBranchSplitFnc` (R functions called at merges, such as
+#'   WGCNA's `branchEigengeneDissim`) are called from the compiled pass as
+#'   the reference calls them.  A `DelayedMatrix` `distM` must be symmetric
+#'   (its lower triangle is read).
 #'
 #' @param dendro a dendrogram, of class `hclust` (from [stats::hclust()],
 #'   `fastcluster::hclust()` or [gpu_hclust()]).
@@ -77,12 +78,41 @@ gpu_cutree_dynamic <- function(dendro, cutHeight = NULL, minClusterSize = 20, me
   if (met == 2L)
     return(.cutree_tree(dendro, maxTreeHeight = cutHeight, deepSplit = deepSplit,
                         minModuleSize = minClusterSize))
-  if (length(externalBranchSplitFnc))
-    stop("'externalBranchSplitFnc' is not supported by gpu_cutree_dynamic(); ",
-         "use dynamicTreeCut::cutreeDynamic() for external branch splits")
+  external <- list(fnc = externalBranchSplitFnc, min = minExternalSplit,
+                   options = externalSplitOptions, needsDistance = externalSplitFncNeedsDistance,
+                   simple = assumeSimpleExternalSpecification)
   .cutree_hybrid(dendro, distM, cutHeight, minClusterSize, deepSplit, maxCoreScatter, minGap,
                  maxAbsCoreScatter, minAbsGap, minSplitHeight, minAbsSplitHeight, pamStage,
-                 pamRespectsDendro, useMedoids, maxPamDist, respectSmallClusters, verbose, indent)
+                 pamRespectsDendro, useMedoids, maxPamDist, respectSmallClusters, verbose, indent,
+                 external)
+}
+
+# The external branch splits as cutreeHybrid() prepares them, as one
+# function of the two branches' objects that the compiled pass calls: TRUE
+# when one of the criteria, taken in order, falls below its minimum.
+.cutree_external <- function(ext, dendro, distM) {
+  fns <- ext$fnc
+  n <- length(fns)
+  if (n == 0) return(NULL)
+  if (length(ext$min) < 1) stop("'minExternalBranchSplit' must be given.")
+  opts <- ext$options
+  if (ext$simple && n == 1) opts <- list(opts)
+  fns <- lapply(fns, match.fun)
+  for (es in seq_len(n)) {
+    opts[[es]]$tree <- dendro
+    if (length(ext$needsDistance) == 0 || ext$needsDistance[es]) opts[[es]]$dissimMat <- distM
+  }
+  minSplit <- ext$min
+  function(branch1, branch2) {
+    es <- 0
+    merge <- FALSE
+    while (es < n && !merge) {
+      es <- es + 1
+      split <- do.call(fns[[es]], c(opts[[es]], list(branch1 = branch1, branch2 = branch2)))
+      merge <- split < minSplit[es]
+    }
+    merge
+  }
 }
 
 .print_flush <- function(...) {
@@ -96,7 +126,8 @@ gpu_cutree_dynamic <- function(dendro, cutHeight = NULL, minClusterSize = 20, me
 .cutree_hybrid <- function(dendro, distM, cutHeight, minClusterSize, deepSplit, maxCoreScatter,
                            minGap, maxAbsCoreScatter, minAbsGap, minSplitHeight,
                            minAbsSplitHeight, pamStage, pamRespectsDendro, useMedoids,
-                           maxPamDist, respectSmallClusters, verbose, indent) {
+                           maxPamDist, respectSmallClusters, verbose, indent,
+                           external = list()) {
   spaces <- if (indent > 0) paste(rep("  ", times = indent), collapse = "") else ""
   height <- as.double(dendro$height)
   merge <- dendro$merge
@@ -128,6 +159,7 @@ gpu_cutree_dynamic <- function(dendro, cutHeight = NULL, minClusterSize = 20, me
     if (verbose > 0) .print_flush(paste(spaces, "cutHeight set too low: no merges below the cut."))
     return(rep(0, times = nMerge + 1))
   }
+  external <- .cutree_external(external, dendro, distM)
   defMCS <- c(0.64, 0.73, 0.82, 0.91, 0.95)
   defMG <- (1 - defMCS) * 3 / 4
   nSplitDefaults <- length(defMCS)
@@ -161,7 +193,7 @@ gpu_cutree_dynamic <- function(dendro, cutHeight = NULL, minClusterSize = 20, me
     stop("'pamStage', 'pamRespectsDendro', 'useMedoids' and 'respectSmallClusters' ",
          "must be TRUE or FALSE")
   Colors <- .Call(C_gpucor_cutree_hybrid, merge, height, d$x, nMerge + 1, params, flags,
-                  .engine_opts("cpu", "double"))
+                  external, .engine_opts("cpu", "double"))
   # cutreeHybrid's renumbering: 0 stays 0, the others by decreasing size
   # (ties by label), with its types (double with unlabelled objects,
   # integer without).

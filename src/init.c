@@ -42,7 +42,7 @@ SEXP gpucor_prune_x(SEXP x, SEXP k, SEXP jitter, SEXP algo, SEXP eps, SEXP eta, 
 SEXP gpucor_hclust(SEXP data, SEXP size, SEXP method, SEXP members, SEXP metric,
                    SEXP power, SEXP opts, SEXP inplace);
 SEXP gpucor_cutree_hybrid(SEXP merge, SEXP height, SEXP dist, SEXP size, SEXP params,
-                          SEXP flags, SEXP opts);
+                          SEXP flags, SEXP external, SEXP opts);
 SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
                 SEXP parts);
 SEXP gpucor_bicor_prep(SEXP x, SEXP params, SEXP opts);
@@ -114,7 +114,7 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_clr_mrnet, 3),
     CALLDEF(gpucor_prune_x, 7),
     CALLDEF(gpucor_hclust, 8),
-    CALLDEF(gpucor_cutree_hybrid, 7),
+    CALLDEF(gpucor_cutree_hybrid, 8),
     CALLDEF(gpucor_bicor_prep, 3),
     CALLDEF(gpucor_shrink_scale, 3),
     CALLDEF(gpucor_crossprod, 4),

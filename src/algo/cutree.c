@@ -259,6 +259,10 @@ int gc_cutree_hybrid(const int *merge, const double *height, size_t n_merge,
         FAIL(GPUCOR_ERR_ALLOC, "cannot allocate the working memory");
     memset(colors, 0, n * sizeof(int));
 
+    /* The reference keeps its SmallerFailSize from the last merge that set
+     * it when an external split merges (-1: none yet, where it stops). */
+    int last_fail = -1;
+
     /* ---- the pass over the merges below the cut ---- */
     for (size_t m = 0; m < n_merge; m++) {
         if (!(height[m] <= p->cut_height)) continue;
@@ -305,14 +309,28 @@ int gc_cutree_hybrid(const int *merge, const double *height, size_t n_merge,
             if (b.basic[small] && (b.size[small] < mcs || sc_sc || sc_gap ||
                                    h < p->min_abs_split_height)) {
                 do_merge = 1;
-                small_fail = !(sc_sc || sc_gap);
+                small_fail = last_fail = !(sc_sc || sc_gap);
             } else {
                 int lc_sc = lg_ave > p->max_abs_core_scatter, lc_gap = h - lg_ave < p->min_abs_gap;
                 if (b.basic[large] && (b.size[large] < mcs || lc_sc || lc_gap ||
                                        h < p->min_abs_split_height)) {
                     do_merge = 1;
-                    small_fail = !(lc_sc || lc_gap);
+                    small_fail = last_fail = !(lc_sc || lc_gap);
                     size_t x = small; small = large; large = x;
+                }
+            }
+            if (!do_merge && p->external && b.basic[small] && b.basic[large]) {
+                size_t kl, ks;
+                int *sl = singles(&b, large, &kl), *ss = singles(&b, small, &ks);
+                if (p->external(p->external_ctx, sl, kl, ss, ks, &do_merge))
+                    FAIL(GPUCOR_ERR_INVALID, "the external branch split function failed at merge %zu",
+                         m + 1);
+                if (do_merge) {
+                    if (last_fail < 0)
+                        FAIL(GPUCOR_ERR_INVALID, "an external split merges branches at merge %zu before "
+                             "any other merge (dynamicTreeCut stops here too: 'SmallerFailSize' not "
+                             "found)", m + 1);
+                    small_fail = last_fail;
                 }
             }
             if (do_merge) {

@@ -43,6 +43,13 @@ typedef struct {
         max_pam_dist, min_cluster_size;
     int pam_stage, pam_respects_dendro, use_medoids, respect_small_clusters;
     int nthreads;
+    /* External branch splits (the reference's externalBranchSplitFnc),
+     * or NULL: asked when two basic branches would stay apart, with the
+     * larger's and the smaller's objects (0-based); sets *merge.  Returns
+     * 0, or nonzero if the function failed. */
+    int (*external)(void *ctx, const int *b1, size_t n1, const int *b2, size_t n2,
+                    int *merge);
+    void *external_ctx;
 } gc_cutree_params;
 
 /* merge: R's hclust merge matrix (n_merge x 2, column-major, negative =

@@ -146,6 +146,38 @@ test_that("verbose prints the reference's lines; method 'tree' and a missing dis
   expect_identical(a, suppressWarnings(dynamicTreeCut::cutreeDynamic(tree, minClusterSize = 5)))
 })
 
+test_that("external branch splits are called as the reference calls them", {
+  skip_if_not_installed("dynamicTreeCut")
+  seed <- new_cut_seed()
+  x <- planted(30, 150, 4, 1)
+  dm <- 1 - abs(cor(x))
+  tree <- stats::hclust(as.dist(dm), "average")
+  # the mean distance between the branches, scaled by an option
+  between <- function(branch1, branch2, dissimMat, tree, scale = 1)
+    scale * mean(dissimMat[branch1, branch2])
+  calls <- 0
+  counting <- function(branch1, branch2, ...) { calls <<- calls + 1; length(branch1) }
+  for (ms in c(0.5, 0.8, 0.95)) {
+    args <- list(tree, distM = dm, deepSplit = 3, minClusterSize = 5, verbose = 0,
+                 externalBranchSplitFnc = list(between), minExternalSplit = ms,
+                 externalSplitOptions = list(scale = 1.1))
+    same_cut(args, sprintf("seed %d minExternalSplit %g", seed, ms))
+    args <- list(tree, distM = dm, deepSplit = 3, minClusterSize = 5, verbose = 0,
+                 externalBranchSplitFnc = list(between, counting), minExternalSplit = c(ms, 20),
+                 externalSplitOptions = list(list(scale = 1), list()),
+                 externalSplitFncNeedsDistance = c(TRUE, FALSE))
+    same_cut(args, sprintf("seed %d two criteria %g", seed, ms))
+  }
+  calls <- 0
+  gpu_cutree_dynamic(tree, distM = dm, deepSplit = 3, minClusterSize = 5, verbose = 0,
+                     externalBranchSplitFnc = list(counting), minExternalSplit = 0)
+  expect_gt(calls, 0)
+  expect_error(gpu_cutree_dynamic(tree, distM = dm, deepSplit = 3, minClusterSize = 5, verbose = 0,
+                                  externalBranchSplitFnc = list(function(branch1, branch2, ...)
+                                    stop("boom")), minExternalSplit = 1),
+               "external branch split function failed")
+})
+
 test_that("bad input gives a clear error", {
   x <- matrix(rnorm(200), 20)
   dm <- as.matrix(dist(t(x)))
@@ -158,8 +190,6 @@ test_that("bad input gives a clear error", {
   expect_error(gpu_cutree_dynamic(tree, distM = dm, method = "nope"), "Invalid method")
   expect_error(gpu_cutree_dynamic(tree, distM = dm, deepSplit = 7, minClusterSize = 2),
                "out of range")
-  expect_error(gpu_cutree_dynamic(tree, distM = dm, externalBranchSplitFnc = "f"),
-               "not supported")
   bad <- tree
   bad$merge[9, ] <- c(9L, 9L)
   expect_error(gpu_cutree_dynamic(bad, distM = dm, minClusterSize = 2, verbose = 0),
