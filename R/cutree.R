@@ -217,10 +217,9 @@ gpu_cutree_dynamic <- function(dendro, cutHeight = NULL, minClusterSize = 20, me
   if (is.null(distM)) stop("distM must be non-NULL")
   if (inherits(distM, "dist")) {
     if (attr(distM, "Size") != n) stop("distM has incorrect dimensions.")
-    x <- unclass(distM)
-    attributes(x) <- NULL
-    if (!is.double(x)) storage.mode(x) <- "double"
-    return(list(x = x))
+    # passed as it is (the compiled code reads its values; no copy)
+    if (!is.double(distM)) distM <- structure(as.double(distM), Size = n, class = "dist")
+    return(list(x = distM))
   }
   if (inherits(distM, "DelayedMatrix") || inherits(distM, "DelayedArray")) {
     if (!identical(as.numeric(dim(distM)), c(n, n))) stop("distM has incorrect dimensions.")

@@ -132,21 +132,18 @@ static int *singles(const branches *b, size_t br, size_t *k)
 
 #define FAIL(st, ...) do { snprintf(msg, msglen, __VA_ARGS__); status = (st); goto cleanup; } while (0)
 
-/* The members of each label 1..nl of col (ascending), as offsets into one
- * array: members[start[c] .. start[c + 1]). */
+/* The members of each label 0..nl of col (ascending), as offsets into
+ * one array: members[start[c] .. start[c + 1]). */
 static int group_members(const int *col, size_t n, int nl, size_t **start, int **members)
 {
     *start = calloc((size_t) nl + 2, sizeof(size_t));
     *members = malloc((n ? n : 1) * sizeof(int));
-    if (!*start || !*members) return -1;
-    for (size_t i = 0; i < n; i++)
-        if (col[i] > 0 && col[i] <= nl) (*start)[col[i] + 1]++;
-    for (int c = 1; c <= nl; c++) (*start)[c + 1] += (*start)[c];
     size_t *pos = malloc(((size_t) nl + 2) * sizeof(size_t));
-    if (!pos) return -1;
+    if (!*start || !*members || !pos) { free(pos); return -1; }
+    for (size_t i = 0; i < n; i++) (*start)[col[i] + 1]++;
+    for (int c = 0; c <= nl; c++) (*start)[c + 1] += (*start)[c];
     memcpy(pos, *start, ((size_t) nl + 2) * sizeof(size_t));
-    for (size_t i = 0; i < n; i++)
-        if (col[i] > 0 && col[i] <= nl) (*members)[pos[col[i]]++] = (int) i;
+    for (size_t i = 0; i < n; i++) (*members)[pos[col[i]]++] = (int) i;
     free(pos);
     return 0;
 }
@@ -160,33 +157,26 @@ static size_t branch_labels(const branches *b, size_t br, const int *branch_labe
     return l->len;
 }
 
-/* tapply(v, factor(colx[use]), mean) for the objects i with use_lab[colx[i]]
- * (v[i] the value of object i, read by val(i)): the per-level means, the
- * levels in increasing order; then the first level of smallest mean
- * (which.min: NaN skipped).  Returns the level (-2: none) and its mean. */
-typedef struct {
-    ldouble *s, *t;
-    size_t *cnt;
-} group_work;
-
+/* tapply(v, factor(colx[use]), mean) for the objects i with
+ * use_lab[colx[i]], then which.min of it: the levels in increasing order,
+ * each level's values summed in object order (its members list), as R's
+ * mean() sums them; the first level of smallest mean, NaN skipped.
+ * Returns the level (-2: none) and its mean in *mean. */
 #define GROUP_MEAN_BODY(VAL)                                                         \
-    for (int c = 0; c <= nl; c++) { w->s[c] = 0; w->t[c] = 0; w->cnt[c] = 0; }       \
-    for (size_t i = 0; i < n; i++) {                                                 \
-        int c = colx[i];                                                             \
-        if (c >= 0 && use_lab[c]) { w->s[c] += (VAL); w->cnt[c]++; }                 \
-    }                                                                                \
-    for (int c = 0; c <= nl; c++)                                                    \
-        if (w->cnt[c]) w->s[c] /= (ldouble) w->cnt[c];                               \
-    for (size_t i = 0; i < n; i++) {                                                 \
-        int c = colx[i];                                                             \
-        if (c >= 0 && use_lab[c] && isfinite((double) w->s[c])) w->t[c] += (VAL) - w->s[c]; \
-    }                                                                                \
     int best = -2;                                                                   \
     double bv = 0;                                                                   \
     for (int c = 0; c <= nl; c++) {                                                  \
-        if (!w->cnt[c]) continue;                                                    \
-        ldouble s = w->s[c];                                                         \
-        if (isfinite((double) s)) s += w->t[c] / (ldouble) w->cnt[c];                \
+        size_t k = start[c + 1] - start[c];                                          \
+        if (!use_lab[c] || k == 0) continue;                                         \
+        const int *mem = members + start[c];                                         \
+        ldouble s = 0;                                                               \
+        for (size_t q = 0; q < k; q++) { size_t i = (size_t) mem[q]; s += (VAL); }   \
+        s /= (ldouble) k;                                                            \
+        if (isfinite((double) s)) {                                                  \
+            ldouble t = 0;                                                           \
+            for (size_t q = 0; q < k; q++) { size_t i = (size_t) mem[q]; t += (VAL) - s; } \
+            s += t / (ldouble) k;                                                    \
+        }                                                                            \
         double m = (double) s;                                                       \
         if (isnan(m)) continue;                                                      \
         if (best == -2 || m < bv) { best = c; bv = m; }                              \
@@ -195,30 +185,67 @@ typedef struct {
     return best;
 
 /* ... of the distances d(i, obj). */
-static int nearest_group_obj(const gc_distm *d, size_t obj, const int *colx, size_t n, int nl,
-                             const char *use_lab, group_work *w, double *mean)
+static int nearest_group_obj(const gc_distm *d, size_t obj, const size_t *start,
+                             const int *members, int nl, const char *use_lab, double *mean)
 {
     GROUP_MEAN_BODY(dm(d, i, obj))
 }
 
 /* ... of the values v[i]. */
-static int nearest_group_vec(const double *v, const int *colx, size_t n, int nl,
-                             const char *use_lab, group_work *w, double *mean)
+static int nearest_group_vec(const double *v, const size_t *start, const int *members, int nl,
+                             const char *use_lab, double *mean)
 {
     GROUP_MEAN_BODY(v[i])
 }
 
-static int group_work_alloc(group_work *w, int nl)
+/* The PAM decision for one object from means summed in plain double, in
+ * any order, with a bound on their error: the nearest level and whether
+ * its mean is below diam or max_pam.  Any sum order is within
+ * (k - 1) 2^-53 sum|x| of the exact sum, and R's long double mean within
+ * 2^-53 |mean| + k 2^-64 mean|x| of the exact mean; where every decision
+ * has a margin wider than both bounds, R's decision is the same.  Returns
+ * 1 with *label set (0: leave unlabelled), or 0 when a margin is too
+ * narrow (or a value not finite): then the exact sums decide.  m, e: nl + 1
+ * doubles of scratch. */
+static int pam_fast(const gc_distm *d, size_t obj, const size_t *start, const int *members,
+                    int nl, const char *use_lab, const double *diam, double max_pam,
+                    double *m, double *e, int *label)
 {
-    w->s = malloc(((size_t) nl + 1) * sizeof(ldouble));
-    w->t = malloc(((size_t) nl + 1) * sizeof(ldouble));
-    w->cnt = malloc(((size_t) nl + 1) * sizeof(size_t));
-    return (w->s && w->t && w->cnt) ? 0 : -1;
-}
-
-static void group_work_free(group_work *w)
-{
-    free(w->s); free(w->t); free(w->cnt);
+    const double eps = 0x1p-50;
+    int best = -1;
+    for (int c = 0; c <= nl; c++) {
+        size_t k = start[c + 1] - start[c];
+        if (!use_lab[c] || k == 0) continue;
+        const int *mem = members + start[c];
+        double s0 = 0, s1 = 0, a0 = 0, a1 = 0;
+        size_t q = 0;
+        for (; q + 1 < k; q += 2) {
+            double v0 = dm(d, (size_t) mem[q], obj), v1 = dm(d, (size_t) mem[q + 1], obj);
+            s0 += v0; s1 += v1; a0 += fabs(v0); a1 += fabs(v1);
+        }
+        if (q < k) {
+            double v0 = dm(d, (size_t) mem[q], obj);
+            s0 += v0; a0 += fabs(v0);
+        }
+        double mean = (s0 + s1) / (double) k, amean = (a0 + a1) / (double) k;
+        if (!isfinite(mean) || !isfinite(amean)) return 0;
+        m[c] = mean;
+        e[c] = eps * ((double) (k + 4) * amean + fabs(mean)) + 0x1p-1000;
+        if (best < 0 || mean < m[best]) best = c;
+    }
+    if (best <= 0) return 0;
+    for (int c = 0; c <= nl; c++) {
+        if (c == best || !use_lab[c] || start[c + 1] == start[c]) continue;
+        if (!(m[c] - m[best] > e[c] + e[best])) return 0;
+    }
+    double v = m[best], ev = e[best], t = diam[best];
+    if (isnan(t)) return 0;
+    if (v < t - ev) { *label = best; return 1; }
+    if (!(v > t + ev)) return 0;
+    if (v < max_pam - ev) { *label = best; return 1; }
+    if (!(v > max_pam + ev)) return 0;
+    *label = 0;
+    return 1;
 }
 
 /* which.min (first, NaN skipped); -1 if none. */
@@ -248,7 +275,6 @@ int gc_cutree_hybrid(const int *merge, const double *height, size_t n_merge,
     size_t *start = NULL;
     char *small_seen = NULL;
     int *in = NULL;
-    group_work w = {NULL, NULL, NULL};
     int nl = 0;
     if (branches_alloc(&b, mx)) FAIL(GPUCOR_ERR_ALLOC, "cannot allocate the branches");
     ind = calloc(n_merge ? n_merge : 1, sizeof(int));
@@ -454,7 +480,6 @@ int gc_cutree_hybrid(const int *merge, const double *height, size_t n_merge,
             }
             diam[c] = nan ? NAN : mxv;
         }
-        if (group_work_alloc(&w, nl)) FAIL(GPUCOR_ERR_ALLOC, "out of memory");
         if (p->respect_small_clusters && n_small_lev > 0) {
             for (int sc = 1; sc <= max_small; sc++) {
                 if (!small_seen[sc]) continue;
@@ -481,7 +506,7 @@ int gc_cutree_hybrid(const int *merge, const double *height, size_t n_merge,
                     work[j] = (double) s;
                 }
                 double best;
-                int near = nearest_group_vec(work, colx, n, nl, use_lab, &w, &best);
+                int near = nearest_group_vec(work, start, members, nl, use_lab, &best);
                 if (near <= 0) {
                     FAIL(GPUCOR_ERR_INVALID, "the PAM stage finds no labelled cluster nearest to small "
                          "cluster %d (dynamicTreeCut stops here too)", sc);
@@ -499,10 +524,10 @@ int gc_cutree_hybrid(const int *merge, const double *height, size_t n_merge,
 #pragma omp parallel num_threads(p->nthreads) if (nu * n > PAR_MIN)
 #endif
         {
-            group_work tw;
             char *tuse = malloc((size_t) nl + 1);
             int *tlab = malloc((b.nb + 1) * sizeof(int));
-            int ok = !group_work_alloc(&tw, nl) && tuse && tlab;
+            double *tm = malloc(2 * ((size_t) nl + 1) * sizeof(double));
+            int ok = tuse && tlab && tm;
             if (!ok) {
 #ifdef _OPENMP
 #pragma omp atomic write
@@ -524,8 +549,14 @@ int gc_cutree_hybrid(const int *merge, const double *height, size_t n_merge,
                     size_t nlb = branch_labels(&b, (size_t) on_branch[obj], branch_label, tlab);
                     for (size_t i = 0; i < nlb; i++) tuse[tlab[i]] = 1;
                 }
+                int fast;
+                if (pam_fast(d, obj, start, members, nl, tuse, diam, p->max_pam_dist, tm,
+                             tm + nl + 1, &fast)) {
+                    if (fast > 0) colors[obj] = fast;
+                    continue;
+                }
                 double best;
-                int near = nearest_group_obj(d, obj, colx, n, nl, tuse, &tw, &best);
+                int near = nearest_group_obj(d, obj, start, members, nl, tuse, &best);
                 if (near <= 0) {
 #ifdef _OPENMP
 #pragma omp critical(cutree_bad)
@@ -535,9 +566,9 @@ int gc_cutree_hybrid(const int *merge, const double *height, size_t n_merge,
                 }
                 if (best < diam[near] || best < p->max_pam_dist) colors[obj] = near;
             }
-            group_work_free(&tw);
             free(tuse);
             free(tlab);
+            free(tm);
         }
         if (bad) {
             if (bad == 1) FAIL(GPUCOR_ERR_ALLOC, "out of memory");
@@ -644,6 +675,5 @@ cleanup:
     free(ind); free(on_branch); free(small_lab); free(work); free(is_cluster);
     free(branch_label); free(colx); free(lab); free(use_lab); free(members); free(start);
     free(diam); free(radius); free(med); free(meds); free(small_seen); free(in);
-    group_work_free(&w);
     return status;
 }
