@@ -55,6 +55,8 @@ SEXP gpucor_bicor_file(SEXP zx, SEXP zy, SEXP x, SEXP y, SEXP fx, SEXP fy, SEXP 
                        SEXP opts, SEXP file, SEXP what);
 SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP params,
                     SEXP opts, SEXP file);
+SEXP gpucor_cutree_tree(SEXP merge, SEXP height, SEXP order, SEXP nmade, SEXP params,
+                        SEXP deep);
 SEXP gpucor_gpu_info(void);
 SEXP gpucor_max_threads(void);
 SEXP gpucor_measures(void);
@@ -123,6 +125,7 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_bicor_pairs, 7),
     CALLDEF(gpucor_bicor_file, 10),
     CALLDEF(gpucor_network, 8),
+    CALLDEF(gpucor_cutree_tree, 6),
     CALLDEF(gpucor_gpu_info, 0),
     CALLDEF(gpucor_max_threads, 0),
     CALLDEF(gpucor_gpu_release, 0),
