@@ -26,7 +26,11 @@
 #'   function, with a message saying so.  With `useMedoids = TRUE` the
 #'   reference's pairing of medoids with labels on a branch that holds an
 #'   unlabelled basic cluster is kept as it is.  Method `"tree"` runs the
-#'   same algorithm as `cutreeDynamicTree()`.
+#'   same algorithm as `cutreeDynamicTree()`, in compiled code, with its
+#'   value types (a logical `NA` vector when no piece reaches
+#'   `minClusterSize`); where `cutreeDynamicTree()` fails on a branch of
+#'   one object ("incorrect number of dimensions", with `minClusterSize` of
+#'   1 or 2), that branch stays whole (a module if `minClusterSize` <= 1).
 #'
 #'   The cut runs on the CPU with either backend (the work is small next to
 #'   the TOM and the tree); `options(gpucor.threads)` sets its threads.
