@@ -239,7 +239,7 @@
     d <- tom_call(TRUE)
   }
   if (anyNA(d))
-    stop("the network has NA adjacencies (pairs of genes with fewer than two common observed samples): WGCNA stops there too (\"Standard deviation of some genes is zero.\"); remove such genes first",
+    stop("the network has NA adjacencies (pairs of genes with fewer than two common observed samples, or constant on those): WGCNA stops on them too (\"Standard deviation of some genes is zero.\"); remove such genes first",
          call. = FALSE)
   # the reference's tree is of as.dist(1 - tom): no labels, no method
   attr(d, "Labels") <- NULL
@@ -416,9 +416,10 @@
 #' `blockwiseModules()` runs unchanged, but every gene is in one block: the
 #' first call of a session where they would have split the genes says so
 #' in a message.  The TOM of \eqn{n} genes takes \eqn{4 n^2} bytes as a
-#' `dist` (on the GPU, the adjacency \eqn{8 n^2} bytes of device memory),
-#' and the dense \eqn{1 - TOM} that the tree cut reads \eqn{8 n^2} bytes
-#' more: 1.9 GB of host memory for 12625 genes.  `blocks` comes back as 1
+#' `dist` (the adjacency it is made from \eqn{8 n^2} bytes more, in device
+#' memory on the GPU, in host memory on the CPU), and the dense
+#' \eqn{1 - TOM} that the tree cut reads \eqn{8 n^2} bytes more: 1.9 GB of
+#' host memory for 12625 genes.  `blocks` comes back as 1
 #' for every good gene.
 #'
 #' **Exactness.**  The TOM agrees with WGCNA's to about 1e-12, not bit for
@@ -430,10 +431,16 @@
 #'
 #' **Not supported** (an error says so): `weights`, `cosineCorrelation =
 #' TRUE`, `stabilityLabels`, and `useBranchSplit = TRUE` in `...`.
-#' `replaceMissingAdjacencies` is accepted, but an `NA` adjacency (two genes
-#' without two common observed samples) stops with an error either way
-#' (WGCNA 1.72 stops without it, and with it does not replace them but
-#' leaves `NaN` in the TOM).  `nThreads > 0` sets the threads of gpucor's
+#' `quickCor > 0` with `corType = "pearson"` is an error where it would
+#' change the network (a gene with some, but at most `quickCor` times the
+#' samples, missing values): [gpu_tom()] computes each Pearson pair on the
+#' samples both genes observe, WGCNA's `quickCor = 0`.
+#' `replaceMissingAdjacencies` is accepted, but an `NA` adjacency (a pair of
+#' genes with fewer than two common observed samples, or constant on them)
+#' stops with an error either way: WGCNA 1.72 stops too without it, and with
+#' it does not replace them but leaves `NaN` in the TOM.  (Where two genes
+#' share exactly one observed sample WGCNA's `cor()` gives a correlation of
+#' \eqn{\pm 1} from rounding, and goes on; gpucor's is `NA`.)  `nThreads > 0` sets the threads of gpucor's
 #' CPU engine for the call (option `gpucor.threads`);
 #' `useInternalMatrixAlgebra` changes nothing.  WGCNA's `verbose` output
 #' comes as messages.
@@ -456,7 +463,7 @@
 #'   reported and the TOM computed).
 #' @param corType `"pearson"` or `"bicor"`.
 #' @param maxPOutliers,quickCor,pearsonFallback bicor's options, as in
-#'   [gpu_tom()].
+#'   [gpu_tom()] (WGCNA applies `quickCor` to Pearson too: see above).
 #' @param cosineCorrelation must be `FALSE`.
 #' @param power the soft-thresholding power (1 to 30, as WGCNA requires).
 #' @param networkType `"unsigned"`, `"signed"` or `"signed hybrid"`.
@@ -614,6 +621,17 @@ gpu_blockwise_modules <- function(
   }
   good_genes <- gsg$goodGenes
   n_good <- sum(good_genes)
+  if (corType == "pearson" && quickCor > 0) {
+    # WGCNA's Pearson network takes the pairs of genes with at most
+    # floor(quickCor * samples) missing values each from mean-imputed
+    # columns; gpu_tom() computes every Pearson pair on the samples both
+    # genes observe (WGCNA's quickCor = 0): the same where no gene has that
+    # few (but some) missing values
+    nas <- colSums(is.na(datExpr))
+    if (any(nas > 0 & nas <= floor(quickCor * nrow(datExpr))))
+      stop("gpu_blockwise_modules() does not support quickCor > 0 with corType = \"pearson\" and missing values: gpu_tom() computes each Pearson pair on the samples both genes observe (quickCor = 0)",
+           call. = FALSE)
+  }
   several <- !is.null(blocks) && length(unique(blocks[good_genes])) > 1L
   if ((several || (is.numeric(maxBlockSize) && length(maxBlockSize) == 1L &&
                    !is.na(maxBlockSize) && n_good > maxBlockSize)) &&

@@ -111,6 +111,7 @@ test_that("gpu_blockwise_modules matches WGCNA's network and TOM variants", {
     list(networkType = "signed hybrid", TOMType = "unsigned"),
     list(networkType = "signed", power = 12, TOMType = "signed", TOMDenom = "mean"),
     list(corType = "bicor", maxPOutliers = 0.05),
+    list(corType = "bicor", quickCor = 0.3, pearsonFallback = "none"),
     # WGCNA suppresses the TOM of zero (or negative) adjacencies for the
     # signed TOM types; negative Nowick TOM values
     list(networkType = "signed hybrid", suppressTOMForZeroAdjacencies = TRUE),
@@ -258,6 +259,8 @@ test_that("gpu_blockwise_modules names what it does not support", {
   expect_error(gpu_blockwise_modules(x, stabilityLabels = matrix(1, 60, 2)), "stabilityLabels")
   expect_error(gpu_blockwise_modules(x, useBranchSplit = TRUE), "useBranchSplit")
   expect_error(gpu_blockwise_modules(x, power = 31), "between 1 and 30")
+  # WGCNA's approximate Pearson pairs (its planted genes have 10-45% NA)
+  expect_error(gpu_blockwise_modules(x, quickCor = 0.5), "quickCor > 0 with corType = \"pearson\"")
   expect_error(gpu_blockwise_modules(x, corType = "spearman"), "'corType'")
   expect_error(gpu_blockwise_modules(x, networkType = "distance"), "'networkType'")
   expect_error(gpu_blockwise_modules(x, blocks = 1:3), "'blocks'")
