@@ -682,13 +682,10 @@ gpu_blockwise_modules <- function(
   if (verbose > 2) .wgcna_say(spaces, "....clustering..")
   tree <- gpu_hclust(d, method = "average", backend = backend, precision = precision,
                      devices = devices)
-  # the dense 1 - TOM (zero diagonal) that the tree cut reads
-  diss <- .Call(C_gpucor_knnmi_full, d, ncol(datExpr), .threads())
-  rm(d)
   if (verbose > 2) .wgcna_say(spaces, "....detecting modules..")
   labels <- try(gpu_cutree_dynamic(
     dendro = tree, deepSplit = deepSplit, cutHeight = detectCutHeight,
-    minClusterSize = minModuleSize, method = "hybrid", distM = diss,
+    minClusterSize = minModuleSize, method = "hybrid", distM = d,   # the 'dist' itself
     maxCoreScatter = maxCoreScatter, minGap = minGap, maxAbsCoreScatter = maxAbsCoreScatter,
     minAbsGap = minAbsGap, minSplitHeight = minSplitHeight,
     minAbsSplitHeight = minAbsSplitHeight, externalBranchSplitFnc = split_fnc,
@@ -696,7 +693,7 @@ gpu_blockwise_modules <- function(
     externalSplitFncNeedsDistance = split_dist, assumeSimpleExternalSpecification = FALSE,
     pamStage = pamStage, pamRespectsDendro = pamRespectsDendro, verbose = verbose - 3,
     indent = indent + 2), silent = FALSE)
-  rm(diss)
+  rm(d)
 
   all_labels <- rep(0, nGenes)
   found <- NULL
@@ -727,9 +724,12 @@ gpu_blockwise_modules <- function(
   colors <- if (numericLabels) all_labels else .labels_to_colors(all_labels)
   merged_colors <- colors
   MEsOK <- TRUE
+  # WGCNA passes the name "cor" or "bicor" (its own functions, with
+  # corOptions such as cosine): here the same correlation by .bw_cor()
+  me_cor <- function(x, ...) .bw_cor(x, x, corFnc, corOptions, engine)
   merged <- try(gpu_merge_close_modules(
     exprData = datExpr, colors = colors[good_genes], cutHeight = mergeCutHeight,
-    relabel = TRUE, corFnc = corFnc, corOptions = corOptions, impute = impute,
+    relabel = TRUE, corFnc = me_cor, corOptions = list(), impute = impute,
     verbose = verbose - 2, indent = indent + 2), silent = TRUE)
   if (inherits(merged, "try-error")) {
     warning(paste("gpu_blockwise_modules: mergeCloseModules failed with the following error message:\n    ",
