@@ -10,7 +10,7 @@
 #                          [<file>-tests] [sanitize-<file>] [dist-file]
 #                          [sanitize-dist-file] [property] [classes32]
 #                          [reproducers-base] [cov] [sanitize-32] [sanitize-sinks]
-#                          [sanitize-mi]
+#                          [sanitize-mi] [modules] [modules-big]
 #   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all;
 #   compare times the GPU cases of bench/compare_case.R with the build of
 #   .bench-base/ -- a carried copy of the code before the change, made with
@@ -192,6 +192,13 @@ R
   /usr/local/cuda/bin/compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 9 \
     --log-file "$OUT/racecheck-wg.log" Rscript /tmp/race-wg.R > "$OUT/racecheck-wg-run.log" 2>&1
   echo "compute-sanitizer racecheck (WGCNA kernels) exit: $?"; tail -3 "$OUT/racecheck-wg.log"; tail -1 "$OUT/racecheck-wg-run.log" ;;
+modules)
+  # issue 38: the tree cut, blockwiseModules and the 24-setting sweep on ALL
+  # (.all-exprs.rds), then 300 x 50000 genes in one block
+  { Rscript bench/cutree.R; Rscript bench/blockwise.R Inf 16; Rscript bench/modules_sweep.R; } \
+    2>&1 | tee "$OUT/modules.log" | grep -v '^$' | tail -60 ;;
+modules-big)
+  Rscript bench/modules_big.R 2>&1 | tee "$OUT/modules-big.log" | tail -5 ;;
 wgcna-all)
   # the vignette's ALL pipeline against blockwiseModules (bench/wgcna_all.R)
   Rscript bench/wgcna_all.R 2>&1 | tee "$OUT/wgcna-all.log" | tail -40 ;;
