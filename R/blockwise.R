@@ -241,9 +241,9 @@
   if (anyNA(d))
     stop("the network has NA adjacencies (pairs of genes with fewer than two common observed samples, or constant on those): WGCNA stops on them too (\"Standard deviation of some genes is zero.\"); remove such genes first",
          call. = FALSE)
-  # the reference's tree is of as.dist(1 - tom): no labels, no method
-  attr(d, "Labels") <- NULL
-  attr(d, "method") <- NULL
+  # (the reference's tree is of as.dist(1 - tom), without labels or
+  # method: the caller drops them from the tree, not from d, whose
+  # attributes cannot change without a copy of all of it)
   signed_tom <- TOMType %in% c("signed", "signed Nowick", "signed 2", "signed Nowick 2")
   zero <- suppressZero && signed_tom
   negative <- suppressNegative && TOMType %in% c("signed Nowick", "signed Nowick 2")
@@ -682,6 +682,7 @@ gpu_blockwise_modules <- function(
   if (verbose > 2) .wgcna_say(spaces, "....clustering..")
   tree <- gpu_hclust(d, method = "average", backend = backend, precision = precision,
                      devices = devices)
+  if (identical(attr(d, "method"), "1 - TOM")) tree[c("labels", "dist.method")] <- list(NULL)
   if (verbose > 2) .wgcna_say(spaces, "....detecting modules..")
   labels <- try(gpu_cutree_dynamic(
     dendro = tree, deepSplit = deepSplit, cutHeight = detectCutHeight,

@@ -59,6 +59,10 @@
 # to do instead.
 .memory_guard <- function(bytes, what, advice) {
   if (!.opt("gpucor.memory_guard")) return(invisible())
+  # below 64 MiB no check: reading /proc and the cgroup files costs
+  # milliseconds, and pipelines make many small calls (R's own allocation
+  # error covers a machine without 64 MiB)
+  if (bytes < 2^26) return(invisible())
   lim <- .mem_available()
   avail <- lim[[1L]]
   if (is.na(avail) || bytes <= avail) return(invisible())
