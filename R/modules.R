@@ -178,7 +178,8 @@
 # The work of gpu_module_eigengenes() on a checked double matrix x (rn: the
 # row names of the data as given).
 .me_eigengenes <- function(x, rn, colors, impute, nPC, align, excludeGrey, grey, subHubs,
-                           trapErrors, returnValidOnly, softPower, scale, verbose, indent) {
+                           trapErrors, returnValidOnly, softPower, scale, verbose, indent,
+                           cache = NULL) {
   spaces <- strrep("  ", max(0, indent))
   levs <- levels(factor(colors))
   if (excludeGrey) {
@@ -207,12 +208,24 @@
     genes <- cc == levs[i]
     if (verbose > 1)
       message(sprintf("%s  module %s: %d genes", spaces, levs[i], sum(genes)))
-    dm <- t(x[, genes, drop = FALSE])
-    if (impute && nrow(dm) > 1L && anyNA(dm) && !requireNamespace("impute", quietly = TRUE))
-      stop(sprintf(paste("module %s has missing values: imputing them (impute = TRUE) needs",
-                         "the Bioconductor package 'impute'; install it, or use impute = FALSE"),
-                   levs[i]), call. = FALSE)
-    m <- .me_module(dm, nPC, nVE, impute, scale, subHubs, softPower, align)
+    # a module's summary depends on its genes only (and x and the
+    # settings, fixed for a cache): merging iterations reuse the unchanged
+    m <- NULL
+    if (!is.null(cache)) {
+      idx <- which(genes)
+      key <- paste(length(idx), idx[1L], sum(idx))
+      hit <- cache[[key]]
+      if (!is.null(hit) && identical(hit$idx, idx)) m <- hit$m
+    }
+    if (is.null(m)) {
+      dm <- t(x[, genes, drop = FALSE])
+      if (impute && nrow(dm) > 1L && anyNA(dm) && !requireNamespace("impute", quietly = TRUE))
+        stop(sprintf(paste("module %s has missing values: imputing them (impute = TRUE) needs",
+                           "the Bioconductor package 'impute'; install it, or use impute = FALSE"),
+                     levs[i]), call. = FALSE)
+      m <- .me_module(dm, nPC, nVE, impute, scale, subHubs, softPower, align)
+      if (!is.null(cache)) cache[[key]] <- list(idx = idx, m = m)
+    }
     isPC[i] <- m$isPC
     isHub[i] <- m$isHub
     if (!is.null(m$ve)) vex[seq_along(m$ve), i] <- m$ve
@@ -566,9 +579,10 @@ gpu_merge_close_modules <- function(exprData, colors, MEs = NULL, useSets = NULL
   origColors <- colors
   if (is.factor(colors)) colors <- droplevels(colors)
   greyName <- paste0("ME", unassdColor)
+  cache <- new.env(parent = emptyenv())
   eigengenes <- function(labels, excludeGrey)
     .me_eigengenes(x, rn, labels, impute, 1, "along average", excludeGrey, unassdColor,
-                   TRUE, FALSE, FALSE, 6, TRUE, verbose - 1, indent + 1)$eigengenes
+                   TRUE, FALSE, FALSE, 6, TRUE, verbose - 1, indent + 1, cache)$eigengenes
   drop <- function(v) if (is.factor(v)) droplevels(v) else v
 
   run <- function() {
