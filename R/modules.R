@@ -104,6 +104,25 @@
 # before it made it, as in WGCNA.  Returns the eigengene (pc, or the error),
 # the variance explained (ve), isPC, isHub and the average expression (ae,
 # or the error in ae_error).
+# levels(as.factor(v)) without converting every element of a numeric v to
+# a string (the slow part of factor() on 12625 labels, called at every
+# merging step): the sorted distinct values, as strings.
+.me_levels <- function(v, drop = FALSE) {
+  if (is.numeric(v)) return(unique(as.character(sort(unique(v)))))
+  if (drop && is.factor(v)) return(levels(droplevels(v)))   # factor()'s levels
+  levels(as.factor(v))
+}
+
+# For each element of v, its level's position in levs (levels(.me_levels(v))
+# or a subset of it; NA where none).
+.me_level_codes <- function(v, levs) {
+  if (is.numeric(v)) {
+    u <- sort(unique(v))
+    return(match(as.character(u), levs)[match(v, u)])
+  }
+  match(as.character(v), levs)
+}
+
 # The first k right singular vectors of dm (genes x samples).  When their
 # signs do not matter (the eigengene is aligned afterwards; the variance
 # explained is a square) they are the eigenvectors of the samples' Gram
@@ -181,7 +200,7 @@
                            trapErrors, returnValidOnly, softPower, scale, verbose, indent,
                            cache = NULL) {
   spaces <- strrep("  ", max(0, indent))
-  levs <- levels(factor(colors))
+  levs <- .me_levels(colors, drop = TRUE)   # levels(factor(colors))
   if (excludeGrey) {
     levs <- levs[levs != as.character(grey)]
     if (!length(levs))
@@ -203,9 +222,9 @@
   validAEs <- isHub <- rep(FALSE, nm)
   isPC <- rep(TRUE, nm)
   validColors <- colors
-  cc <- as.character(colors)
+  code <- .me_level_codes(colors, levs)
   for (i in seq_len(nm)) {
-    genes <- cc == levs[i]
+    genes <- !is.na(code) & code == i
     if (verbose > 1)
       message(sprintf("%s  module %s: %d genes", spaces, levs[i], sum(genes)))
     # a module's summary depends on its genes only (and x and the
@@ -589,8 +608,8 @@ gpu_merge_close_modules <- function(exprData, colors, MEs = NULL, useSets = NULL
     oldMEs <- NULL
     iteration <- 1L
     repeat {
-      if (!is.null(MEs) && nlevels(as.factor(colors)) == ncol(MEs)) {
-        want <- paste0("ME", levels(as.factor(colors)))
+      if (!is.null(MEs) && length(.me_levels(colors)) == ncol(MEs)) {
+        want <- paste0("ME", .me_levels(colors))
         if (!setequal(names(MEs), want))
           stop(sprintf("the columns of 'MEs' must be named %s (\"ME\" and the labels)",
                        paste(want, collapse = ", ")), call. = FALSE)
@@ -600,7 +619,7 @@ gpu_merge_close_modules <- function(exprData, colors, MEs = NULL, useSets = NULL
         MEs <- .me_order(eigengenes(colors, TRUE), useAbs, FALSE, greyName)
       }
       if (iteration == 1L) oldMEs <- MEs
-      levs <- levels(as.factor(colors))
+      levs <- .me_levels(colors)
       if (sum(levs != as.character(unassdColor)) < 2L) {
         if (verbose > 0)
           message(spaces, "  fewer than two modules (labels ", paste(levs, collapse = ", "),
@@ -610,7 +629,7 @@ gpu_merge_close_modules <- function(exprData, colors, MEs = NULL, useSets = NULL
         oldTree <- tree <- NULL
         break
       }
-      nOld <- nlevels(as.factor(colors))
+      nOld <- length(.me_levels(colors))
       tree <- .me_hclust(stats::as.dist(.me_diss(MEs, greyName, corFnc, corOptions, useAbs)))
       if (iteration == 1L) oldTree <- tree
       branch <- stats::cutree(tree, h = cutHeight)
@@ -623,7 +642,7 @@ gpu_merge_close_modules <- function(exprData, colors, MEs = NULL, useSets = NULL
         for (m in mods[-1L]) merged[merged == m] <- mods[1L]
       }
       merged <- drop(merged)
-      nNew <- nlevels(as.factor(merged))
+      nNew <- length(.me_levels(merged))
       if (!(nNew < nOld && iterate)) break
       colors <- merged
       MEs <- NULL
@@ -631,7 +650,7 @@ gpu_merge_close_modules <- function(exprData, colors, MEs = NULL, useSets = NULL
     }
     newColors <- merged
     if (relabel) {
-      raw <- levels(as.factor(merged))
+      raw <- .me_levels(merged)
       if (is.null(colorSeq))
         colorSeq <- if (is.numeric(origColors)) seq_along(table(origColors))
                     else .me_label_colors(length(raw))

@@ -4,8 +4,10 @@
 # gpucor: gpu_tom(dist = TRUE), gpu_hclust(), then gpu_cutree_dynamic()
 # and gpu_merge_close_modules() per setting (the eigengenes of a cut made
 # once for its two merge heights).  WGCNA: the same loop with
-# dynamicTreeCut::cutreeDynamic(distM = as.matrix(d)) and
-# WGCNA::mergeCloseModules() on the same tree, for deepSplit 0-3 at
+# dynamicTreeCut::cutreeDynamic(distM = as.matrix(d)),
+# WGCNA::moduleEigengenes() and WGCNA::mergeCloseModules(MEs =) on the same
+# tree (mergeCloseModules' result depends on whether MEs are given: the
+# same call on both sides), for deepSplit 0-3 at
 # minModuleSize 20 only (8 of the 24 settings; its 24-setting time is
 # estimated as 3 times that); the merged colours of those 8 compared.
 #   Rscript bench/modules_sweep.R      (.all-exprs.rds or the ALL package)
@@ -39,8 +41,9 @@ same <- logical(0)
 t_wgcna <- tm(for (ds in 0:3) {
   mods <- cutreeDynamic(tree, distM = dm, deepSplit = ds, minClusterSize = 20,
                         pamRespectsDendro = FALSE, verbose = 0)
+  me <- moduleEigengenes(x, mods)$eigengenes
   for (mh in c(0.15, 0.25)) {
-    w <- mergeCloseModules(x, mods, cutHeight = mh, verbose = 0)$colors
+    w <- mergeCloseModules(x, mods, MEs = me, cutHeight = mh, verbose = 0)$colors
     same[paste(ds, 20, mh)] <- identical(as.numeric(w), as.numeric(ours[[paste(ds, 20, mh)]]))
   }
 })
