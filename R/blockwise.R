@@ -440,7 +440,7 @@
 #' stops with an error either way: WGCNA 1.72 stops too without it, and with
 #' it does not replace them but leaves `NaN` in the TOM.  (Where two genes
 #' share exactly one observed sample WGCNA's `cor()` gives a correlation of
-#' \eqn{\pm 1} from rounding, and goes on; gpucor's is `NA`.)  `nThreads > 0` sets the threads of gpucor's
+#' plus or minus 1 from rounding, and goes on; gpucor's is `NA`.)  `nThreads > 0` sets the threads of gpucor's
 #' CPU engine for the call (option `gpucor.threads`);
 #' `useInternalMatrixAlgebra` changes nothing.  WGCNA's `verbose` output
 #' comes as messages.
