@@ -104,6 +104,31 @@
 # before it made it, as in WGCNA.  Returns the eigengene (pc, or the error),
 # the variance explained (ve), isPC, isHub and the average expression (ae,
 # or the error in ae_error).
+# A cache of module summaries that gpu_blockwise_modules() shares between
+# its steps (the kME check's eigengenes, then the merging's) for the one
+# data matrix they both read: .me_shared$x, its settings-keyed entries in
+# .me_shared$cache.  Active only inside that call (.me_share()).
+.me_shared <- new.env(parent = emptyenv())
+
+.me_share <- function(x) {
+  .me_shared$x <- x
+  .me_shared$cache <- new.env(parent = emptyenv())
+  invisible()
+}
+
+.me_unshare <- function() {
+  .me_shared$x <- NULL
+  .me_shared$cache <- NULL
+  invisible()
+}
+
+# The shared cache when x is the shared matrix (the same values, dims and
+# names), else NULL.
+.me_shared_cache <- function(x) {
+  if (is.null(.me_shared$cache) || !identical(x, .me_shared$x)) return(NULL)
+  .me_shared$cache
+}
+
 # levels(as.factor(v)) without converting every element of a numeric v to
 # a string (the slow part of factor() on 12625 labels, called at every
 # merging step): the sorted distinct values, as strings.
@@ -200,6 +225,9 @@
                            trapErrors, returnValidOnly, softPower, scale, verbose, indent,
                            cache = NULL) {
   spaces <- strrep("  ", max(0, indent))
+  if (is.null(cache)) cache <- .me_shared_cache(x)
+  # the summary of a module depends on these settings too
+  setting <- paste(impute, nPC, align, subHubs, softPower, scale)
   levs <- .me_levels(colors, drop = TRUE)   # levels(factor(colors))
   if (excludeGrey) {
     levs <- levs[levs != as.character(grey)]
@@ -232,7 +260,7 @@
     m <- NULL
     if (!is.null(cache)) {
       idx <- which(genes)
-      key <- paste(length(idx), idx[1L], sum(idx))
+      key <- paste(setting, length(idx), idx[1L], sum(idx))
       hit <- cache[[key]]
       if (!is.null(hit) && identical(hit$idx, idx)) m <- hit$m
     }
@@ -598,7 +626,8 @@ gpu_merge_close_modules <- function(exprData, colors, MEs = NULL, useSets = NULL
   origColors <- colors
   if (is.factor(colors)) colors <- droplevels(colors)
   greyName <- paste0("ME", unassdColor)
-  cache <- new.env(parent = emptyenv())
+  cache <- .me_shared_cache(x)
+  if (is.null(cache)) cache <- new.env(parent = emptyenv())
   eigengenes <- function(labels, excludeGrey)
     .me_eigengenes(x, rn, labels, impute, 1, "along average", excludeGrey, unassdColor,
                    TRUE, FALSE, FALSE, 6, TRUE, verbose - 1, indent + 1, cache)$eigengenes
