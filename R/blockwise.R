@@ -59,6 +59,11 @@
   v
 }
 
+# x[rows, cols] without a copy when both select everything.
+.bw_sub <- function(x, rows, cols) {
+  if (all(rows) && all(cols)) x else x[rows, cols, drop = FALSE]
+}
+
 # WGCNA's goodGenes(): among the samples 'use_s', the genes 'use_g' with at
 # least minNSamples observed values, fewer than (1 - minFraction) of them
 # missing and a variance above tol^2.
@@ -67,12 +72,14 @@
   if (is.null(use_g)) use_g <- rep(TRUE, ncol(x))
   if (is.null(use_s)) use_s <- rep(TRUE, nrow(x))
   ns <- sum(use_s)
-  present <- colSums(!is.na(x[use_s, use_g, drop = FALSE]))
+  present <- colSums(!is.na(.bw_sub(x, use_s, use_g)))
   gg <- use_g
   gg[use_g][present < minNSamples] <- FALSE
-  v <- .col_vars_na(x[use_s, gg, drop = FALSE])
+  xg <- .bw_sub(x, use_s, gg)
+  v <- .col_vars_na(xg)
   v[is.na(v)] <- 0
-  nas <- colSums(is.na(x[use_s, gg, drop = FALSE]))
+  nas <- colSums(is.na(xg))
+  rm(xg)
   gg[gg] <- nas < (1 - minFraction) * ns & v > tol^2 & ns - nas >= minNSamples
   if (sum(gg) < minNGenes)
     stop("Too few genes with valid expression levels in the required number of samples.",
@@ -90,7 +97,7 @@
   if (is.null(use_g)) use_g <- rep(TRUE, ncol(x))
   if (is.null(use_s)) use_s <- rep(TRUE, nrow(x))
   ng <- sum(use_g)
-  nas <- rowSums(is.na(x[use_s, use_g, drop = FALSE]))
+  nas <- rowSums(is.na(.bw_sub(x, use_s, use_g)))
   gs <- use_s
   gs[use_s] <- nas < (1 - minFraction) * ng & ng - nas >= minNGenes
   if (sum(gs) < minNSamples)
@@ -215,6 +222,9 @@
       return(d)
     }
   }
+  # gpu_tom() warns when NA adjacencies made TOM values NA: the flag
+  # stands for anyNA() of the whole result
+  na_tom <- FALSE
   tom_call <- function(dist)
     withCallingHandlers(
       gpu_tom(x, power = power, networkType = networkType, TOMType = TOMType,
@@ -223,8 +233,10 @@
               pearsonFallback = bo$pearsonFallback, backend = engine$backend,
               precision = engine$precision, devices = engine$devices),
       warning = function(w)
-        if (grepl("NA adjacencies", conditionMessage(w), fixed = TRUE))
-          invokeRestart("muffleWarning"))
+        if (grepl("NA adjacencies", conditionMessage(w), fixed = TRUE)) {
+          na_tom <<- TRUE
+          invokeRestart("muffleWarning")
+        })
   if (saveTOMs) {
     tom <- tom_call(FALSE)
     dimnames(tom) <- NULL
@@ -238,7 +250,7 @@
   } else {
     d <- tom_call(TRUE)
   }
-  if (anyNA(d))
+  if (na_tom || (saveTOMs && anyNA(d)))
     stop("the network has NA adjacencies (pairs of genes with fewer than two common observed samples, or constant on those): WGCNA stops on them too (\"Standard deviation of some genes is zero.\"); remove such genes first",
          call. = FALSE)
   # (the reference's tree is of as.dist(1 - tom), without labels or

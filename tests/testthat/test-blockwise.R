@@ -265,3 +265,12 @@ test_that("gpu_blockwise_modules names what it does not support", {
   expect_error(gpu_blockwise_modules(x, networkType = "distance"), "'networkType'")
   expect_error(gpu_blockwise_modules(x, blocks = 1:3), "'blocks'")
 })
+
+test_that("NA adjacencies (two genes with one common sample) stop with a clear error", {
+  withr::local_options(gpucor.backend = "cpu")
+  set.seed(38)
+  x <- matrix(rnorm(9 * 40), 9, 40)
+  x[1:4, 1] <- NA   # genes 1 and 2 share sample 9 only: their correlation is NA
+  x[5:8, 2] <- NA
+  expect_error(gpu_blockwise_modules(x, minModuleSize = 3, verbose = 0), "NA adjacencies")
+})
