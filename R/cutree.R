@@ -51,7 +51,7 @@
 #' @examples
 #' x <- matrix(rnorm(40 * 200), 40)
 #' d <- gpu_dist(t(x))
-#' tree <- gpu_hclust(d, "average")
+#' tree <- gpu_hclust(d, method = "average")
 #' table(gpu_cutree_dynamic(tree, distM = d, minClusterSize = 10, verbose = 0))
 #' @export
 gpu_cutree_dynamic <- function(dendro, cutHeight = NULL, minClusterSize = 20, method = "hybrid",

@@ -35,6 +35,13 @@
 #'   \eqn{\lambda > 0}); `gpu_cor_edges()` refuses it.
 #' * Values agree with corpcor's to about 1e-12 (the inverse comes from an
 #'   eigen decomposition of the smaller Gram matrix instead of corpcor's SVD).
+#'   Where the estimated \eqn{\lambda} is zero to rounding (below about
+#'   1e-12) and the correlation matrix is singular (fewer observations than
+#'   variables, constant columns), the estimate is exactly 0 (the
+#'   pseudoinverse) or 1e-17 (the inverse of a matrix of condition 1e17)
+#'   depending on each side's order of operations, and the partial
+#'   correlations are rounding on both sides: corpcor's and gpucor's can
+#'   differ; give `lambda = 0` for the pseudoinverse.
 #'
 #' @param x a numeric matrix or data frame: observations in rows, variables
 #'   in columns (as corpcor).
