@@ -132,7 +132,7 @@ gpu_cutree_dynamic <- function(dendro, cutHeight = NULL, minClusterSize = 20, me
                            minAbsSplitHeight, pamStage, pamRespectsDendro, useMedoids,
                            maxPamDist, respectSmallClusters, verbose, indent,
                            external = list()) {
-  spaces <- if (indent > 0) paste(rep("  ", times = indent), collapse = "") else ""
+  spaces <- .wgcna_spaces(indent)
   height <- as.double(dendro$height)
   merge <- dendro$merge
   nMerge <- length(height)
@@ -240,12 +240,12 @@ gpu_cutree_dynamic <- function(dendro, cutHeight = NULL, minClusterSize = 20, me
 }
 
 # The lower triangle of a symmetric on-disk matrix as a packed 'dist'
-# vector, read in blocks of columns (DelayedArray's block size).
+# vector, read in blocks of columns (DelayedArray's block size, as the
+# other blocked readers: .block_bytes()).
 .delayed_to_dist <- function(m) {
   n <- nrow(m)
   out <- numeric(n * (n - 1) / 2)
-  bytes <- getOption("DelayedArray.block.size", 1e8)
-  step <- max(1L, as.integer(bytes / (8 * n)))
+  step <- max(1L, as.integer(.block_bytes() / (8 * n)))
   off <- 0
   for (j0 in seq(1L, max(1L, n - 1L), by = step)) {
     j1 <- min(n - 1L, j0 + step - 1L)

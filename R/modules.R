@@ -6,33 +6,9 @@
 # stats::cor() and an average-linkage tree of a few dozen eigengenes.  No
 # engine call is made, so the backend option does not matter here.
 
-# WGCNA's standard colour sequence (WGCNA::standardColors()): 34 chosen
-# colours, then the rest of R's colour names without "grey", "gray" or a
-# chosen one, in the order of the ranks of sin(13 i + sin(13 i)).
-.me_standard_colors <- function() {
-  chosen <- c("turquoise", "blue", "brown", "yellow", "green", "red", "black", "pink",
-              "magenta", "purple", "greenyellow", "tan", "salmon", "cyan", "midnightblue",
-              "lightcyan", "grey60", "lightgreen", "lightyellow", "royalblue", "darkred",
-              "darkgreen", "darkturquoise", "darkgrey", "orange", "darkorange", "white",
-              "skyblue", "saddlebrown", "steelblue", "paleturquoise", "violet",
-              "darkolivegreen", "darkmagenta")
-  rest <- setdiff(grep("gr[ae]y", grDevices::colors(), value = TRUE, invert = TRUE), chosen)
-  i <- seq_along(rest)
-  c(chosen, rest[rank(sin(13 * i + sin(13 * i)))])
-}
-
-# The colours WGCNA::labels2colors(1:n) gives: the first n standard colours;
-# past the end of the sequence it repeats with suffixes ".1", ".2", ...
-.me_label_colors <- function(n) {
-  s <- .me_standard_colors()
-  if (n > length(s)) {
-    reps <- as.integer((n - 1) / length(s)) + 1L
-    warning(sprintf("%d labels but %d standard colors: some colors are repeated %d times",
-                    n, length(s), reps), call. = FALSE)
-    s <- c(s, unlist(lapply(seq_len(reps), function(r) paste0(s, ".", r))))
-  }
-  s[seq_len(n)]
-}
+# The colours WGCNA::labels2colors(1:n) gives (.labels_to_colors(), with
+# the standard colour sequence, in R/blockwise.R).
+.me_label_colors <- function(n) .labels_to_colors(seq_len(n))
 
 .me_flag <- function(v, what) {
   if (!is.logical(v) || length(v) != 1L || is.na(v))
@@ -224,7 +200,7 @@
 .me_eigengenes <- function(x, rn, colors, impute, nPC, align, excludeGrey, grey, subHubs,
                            trapErrors, returnValidOnly, softPower, scale, verbose, indent,
                            cache = NULL) {
-  spaces <- strrep("  ", max(0, indent))
+  spaces <- .wgcna_spaces(indent)
   if (is.null(cache)) cache <- .me_shared_cache(x)
   # the summary of a module depends on these settings too
   setting <- paste(impute, nPC, align, subHubs, softPower, scale)
@@ -619,7 +595,7 @@ gpu_merge_close_modules <- function(exprData, colors, MEs = NULL, useSets = NULL
       stop(sprintf("'MEs' has %d rows, 'exprData' %d (samples)", nrow(MEs), nrow(x)),
            call. = FALSE)
   }
-  spaces <- strrep("  ", max(0, indent))
+  spaces <- .wgcna_spaces(indent)
   if (verbose > 0)
     message(sprintf("%sgpu_merge_close_modules: merging modules whose distance is less than %g",
                     spaces, cutHeight))

@@ -25,6 +25,7 @@
 #include <R.h>
 #include <Rinternals.h>
 #include <math.h>
+#include "algo/cutree.h"   /* gc_r_mean() */
 
 /* Scratch shared by the splits: each holds 'n' (or n + 1) entries, and a
  * split uses the first m of them for its run of m objects. */
@@ -35,22 +36,6 @@ typedef struct {
     double attach;      /* 2 minModuleSize: smaller lower pieces join the one before */
     double min_tail;    /* as.integer(minModuleSize / 3) + 1 */
 } split_ctx;
-
-/* mean() of R 4.2 on doubles (do_summary's real_mean): the sum in long
- * double divided by n, then the long double sum of the residuals over n
- * added back when the first mean is finite. */
-static double r_mean(const double *x, R_xlen_t n)
-{
-    long double s = 0.0;
-    for (R_xlen_t i = 0; i < n; i++) s += x[i];
-    s /= n;
-    if (isfinite((double) s)) {
-        long double t = 0.0;
-        for (R_xlen_t i = 0; i < n; i++) t += (x[i] - s);
-        s += t / n;
-    }
-    return (double) s;
-}
 
 /* One pass of .processIndividualCluster() with useMean = use over the join
  * heights x[0..m-1] (m >= 2) of a run.  Leaves in c->cut the ends of the
@@ -66,7 +51,7 @@ static R_xlen_t split_pass(const split_ctx *c, const double *x, R_xlen_t m, int 
         if (x[i] > mx) mx = x[i];
         if (x[i] < mn) mn = x[i];
     }
-    double mean = r_mean(x, m);
+    double mean = gc_r_mean(x, (size_t) m);
     double level = use > 0 ? (mean + mx) / 2 : use < 0 ? (mean + mn) / 2 : mean;
     for (R_xlen_t i = 0; i < m; i++) d[i] = x[i] - level;
 
@@ -103,13 +88,13 @@ static R_xlen_t split_pass(const split_ctx *c, const double *x, R_xlen_t m, int 
      * the cuts kept so far, a[t-1] the one under judgement; t <= nx. */
     if (kk > 3) {
         R_xlen_t t = 2, nx = 2;
-        double pre = r_mean(x + a[0], a[1] - a[0]);
+        double pre = gc_r_mean(x + a[0], (size_t) (a[1] - a[0]));
         while (nx < kk) {
             R_xlen_t size = a[nx] - a[t - 1];
-            double cur = r_mean(x + a[t - 1], size);
+            double cur = gc_r_mean(x + a[t - 1], (size_t) size);
             if (cur < pre && size < c->attach) {
                 a[t - 1] = a[nx];
-                pre = r_mean(x + a[t - 2], a[t - 1] - a[t - 2]);
+                pre = gc_r_mean(x + a[t - 2], (size_t) (a[t - 1] - a[t - 2]));
             } else {
                 a[t++] = a[nx];
                 pre = cur;

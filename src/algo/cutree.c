@@ -52,21 +52,6 @@ static int ilist_append(ilist *l, const int *x, size_t k)
     return 0;
 }
 
-/* R's mean() of k doubles: a long double sum, divided, then the mean of
- * the residuals added (summary.c). */
-static double r_mean(const double *x, size_t k)
-{
-    ldouble s = 0;
-    for (size_t i = 0; i < k; i++) s += x[i];
-    s /= (ldouble) k;
-    if (isfinite((double) s)) {
-        ldouble t = 0;
-        for (size_t i = 0; i < k; i++) t += x[i] - s;
-        s += t / (ldouble) k;
-    }
-    return (double) s;
-}
-
 /* dynamicTreeCut's .CoreSize(). */
 static size_t core_size(double branch_size, double min_cluster_size)
 {
@@ -83,7 +68,7 @@ static double core_scatter(const gc_distm *d, const int *s, size_t k, double *wo
         for (size_t i = 0; i < k; i++) c += dm(d, (size_t) s[i], (size_t) s[j]);
         work[j] = (double) c / (double) (k - 1);
     }
-    return r_mean(work, k);
+    return gc_r_mean(work, k);
 }
 
 typedef struct {

@@ -26,7 +26,25 @@
 #ifndef GPUCOR_CUTREE_H
 #define GPUCOR_CUTREE_H
 
+#include <math.h>
 #include <stddef.h>
+
+/* R's mean() of k doubles, as R 4.2's summary.c computes it: the sum in
+ * long double divided by k, then the long double mean of the residuals
+ * added when the first mean is finite.  Both cuts (the hybrid's core
+ * scatters, the tree method's levels) compare such means with bounds. */
+static inline double gc_r_mean(const double *x, size_t k)
+{
+    long double s = 0;
+    for (size_t i = 0; i < k; i++) s += x[i];
+    s /= (long double) k;
+    if (isfinite((double) s)) {
+        long double t = 0;
+        for (size_t i = 0; i < k; i++) t += x[i] - s;
+        s += t / (long double) k;
+    }
+    return (double) s;
+}
 
 /* The distances: a dense n x n matrix (column-major, row i, column j) or a
  * packed 'dist' (stats' layout).  The diagonal reads as 0, as the

@@ -255,7 +255,7 @@ test_that("mergeCloseModules' options match WGCNA: relabel, iterate, useAbs, new
              info = paste(info, "colorSeq"))
   merge_pair(x, factor(col), cutHeight = 0.5, relabel = TRUE, info = paste(info, "relabel factor"))
   # relabel's colours are WGCNA's standard sequence
-  expect_identical(gpucor:::.me_standard_colors(), WGCNA::standardColors())
+  expect_identical(gpucor:::.standard_colors(), WGCNA::standardColors())
 })
 
 test_that("mergeCloseModules with MEs given, one module, all merged, random data", {
