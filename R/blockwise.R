@@ -297,7 +297,7 @@
   if (verbose > 2) .wgcna_say(spaces, "....calculating module eigengenes..")
   # the modules' eigengenes from all of x, unassigned genes (0) left out:
   # the same as from x[, labels != 0], and the same matrix as the merging
-  # step reads (their summaries are shared: .me_share())
+  # step reads (their summaries are cached: .me_cache_for())
   MEs <- try(gpu_module_eigengenes(expr = x, colors = labels, impute = impute,
                                    excludeGrey = TRUE, grey = 0, verbose = verbose - 3,
                                    indent = indent + 2), silent = TRUE)
@@ -633,9 +633,6 @@ gpu_blockwise_modules <- function(
   } else {
     gsg <- list(goodGenes = rep(TRUE, nGenes), goodSamples = rep(TRUE, nSamples), allOK = TRUE)
   }
-  # the kME check and the merging summarize the same modules of this matrix
-  .me_share(.me_matrix(datExpr, "datExpr"))
-  on.exit(.me_unshare(), add = TRUE)
   good_genes <- gsg$goodGenes
   n_good <- sum(good_genes)
   if (corType == "pearson" && quickCor > 0) {

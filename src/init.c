@@ -57,6 +57,8 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
                     SEXP opts, SEXP file);
 SEXP gpucor_cutree_tree(SEXP merge, SEXP height, SEXP order, SEXP nmade, SEXP params,
                         SEXP deep);
+SEXP gpucor_module_eigengenes(SEXP x, SEXP code, SEXP nmod, SEXP nve, SEXP threads);
+SEXP gpucor_fingerprint(SEXP x);
 SEXP gpucor_gpu_info(void);
 SEXP gpucor_max_threads(void);
 SEXP gpucor_measures(void);
@@ -126,6 +128,8 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_bicor_file, 10),
     CALLDEF(gpucor_network, 8),
     CALLDEF(gpucor_cutree_tree, 6),
+    CALLDEF(gpucor_module_eigengenes, 5),
+    CALLDEF(gpucor_fingerprint, 1),
     CALLDEF(gpucor_gpu_info, 0),
     CALLDEF(gpucor_max_threads, 0),
     CALLDEF(gpucor_gpu_release, 0),

@@ -129,6 +129,24 @@ test_that("eigengenes match WGCNA: random data, data frames, nPC, scale, softPow
                     paste(info, "nPC 11"))
 })
 
+test_that("eigengenes of modules smaller than, as large as and larger than the samples, cached", {
+  skip_if_not_installed("WGCNA")
+  info <- new_seed()
+  x <- rmat(30, 130)
+  # modules of 2, 12, 30 (= samples), 31 and 55 genes; 0 the rest
+  lab <- rep(c(1, 2, 3, 4, 5, 0), c(2, 12, 30, 31, 55, 0))
+  x[, lab == 4] <- x[, lab == 4] + stats::rnorm(30)   # a strong component
+  for (np in c(1, 3)) {
+    me_pair(x, lab, nPC = np, info = paste(info, "sizes, nPC", np))
+    # the second call reads the summaries the first one cached
+    me_pair(x, lab, nPC = np, info = paste(info, "sizes, again, nPC", np))
+  }
+  # the same data with one value changed (in place): not the cached summaries
+  x[1, 60] <- x[1, 60] + 5
+  me_pair(x, lab, info = paste(info, "one value changed"))
+  me_pair(x[, 130:1], rev(lab), info = paste(info, "genes reversed"))
+})
+
 test_that("eigengenes with missing values match WGCNA, imputed or not", {
   skip_if_not_installed("WGCNA")
   skip_if_not_installed("impute")
