@@ -28,13 +28,17 @@ t_net <- tm({
   tree <- gpu_hclust(d, method = "average")
 })
 ours <- list()
+steps <- c(cut = 0, eigengenes = 0, merge = 0)
 t_loop <- tm(for (ds in 0:3) for (mm in c(10, 20, 30)) {
-  mods <- gpu_cutree_dynamic(tree, distM = d, deepSplit = ds, minClusterSize = mm,
-                             pamRespectsDendro = FALSE, verbose = 0)
-  me <- gpu_module_eigengenes(x, mods)$eigengenes
+  steps[["cut"]] <- steps[["cut"]] + tm(
+    mods <- gpu_cutree_dynamic(tree, distM = d, deepSplit = ds, minClusterSize = mm,
+                               pamRespectsDendro = FALSE, verbose = 0))
+  steps[["eigengenes"]] <- steps[["eigengenes"]] + tm(
+    me <- gpu_module_eigengenes(x, mods)$eigengenes)
   for (mh in c(0.15, 0.25))
-    ours[[paste(ds, mm, mh)]] <- gpu_merge_close_modules(x, mods, MEs = me, cutHeight = mh,
-                                                         verbose = 0)$colors
+    steps[["merge"]] <- steps[["merge"]] + tm(
+      ours[[paste(ds, mm, mh)]] <- gpu_merge_close_modules(x, mods, MEs = me, cutHeight = mh,
+                                                           verbose = 0)$colors)
 })
 dm <- as.matrix(d)
 same <- logical(0)
@@ -55,4 +59,7 @@ print(data.frame(
            "WGCNA: 24 settings, estimated (3 x 8)"),
   seconds = c(t_net, t_loop, t_net + t_loop, t_wgcna, 3 * t_wgcna)), row.names = FALSE)
 cat("merged colours identical to WGCNA's in", sum(same), "of", length(same), "settings\n")
+cat(sprintf("gpucor's 24 settings by step: cut %.2f s, eigengenes %.2f s, merge %.2f s\n",
+            steps[["cut"]], steps[["eigengenes"]], steps[["merge"]]))
+cat("peak host memory (VmHWM):", sub("^VmHWM:\\s*", "", grep("^VmHWM", readLines("/proc/self/status"), value = TRUE)), "\n")
 cat("modules per setting (gpucor):", sapply(ours, function(v) length(unique(v))), "\n")

@@ -10,7 +10,7 @@
 #                          [<file>-tests] [sanitize-<file>] [dist-file]
 #                          [sanitize-dist-file] [property] [classes32]
 #                          [reproducers-base] [cov] [sanitize-32] [sanitize-sinks]
-#                          [sanitize-mi] [modules] [modules-big]
+#                          [sanitize-mi] [modules] [sweep] [modules-big]
 #   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all;
 #   compare times the GPU cases of bench/compare_case.R with the build of
 #   .bench-base/ -- a carried copy of the code before the change, made with
@@ -197,6 +197,9 @@ modules)
   # (.all-exprs.rds), then 300 x 50000 genes in one block
   { Rscript bench/cutree.R; Rscript bench/blockwise.R Inf 16; Rscript bench/modules_sweep.R; } \
     2>&1 | tee "$OUT/modules.log" | grep -v '^$' | tail -60 ;;
+sweep)
+  # issue 38's 24-setting sweep on ALL alone
+  Rscript bench/modules_sweep.R 2>&1 | tee "$OUT/sweep.log" | grep -v '^$' | tail -30 ;;
 modules-big)
   Rscript bench/modules_big.R 2>&1 | tee "$OUT/modules-big.log" | tail -5 ;;
 wgcna-all)
