@@ -10,7 +10,7 @@
 #                          [<file>-tests] [sanitize-<file>] [dist-file]
 #                          [sanitize-dist-file] [property] [classes32]
 #                          [reproducers-base] [cov] [sanitize-32] [sanitize-sinks]
-#                          [sanitize-mi] [modules] [sweep] [modules-big]
+#                          [sanitize-mi] [modules] [sweep] [sweep-profile] [modules-big]
 #   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all;
 #   compare times the GPU cases of bench/compare_case.R with the build of
 #   .bench-base/ -- a carried copy of the code before the change, made with
@@ -200,6 +200,8 @@ modules)
 sweep)
   # issue 38's 24-setting sweep on ALL alone
   Rscript bench/modules_sweep.R 2>&1 | tee "$OUT/sweep.log" | grep -v '^$' | tail -30 ;;
+sweep-profile)
+  Rscript bench/sweep_profile.R 2>&1 | tee "$OUT/sweep-profile.log" | tail -60 ;;
 modules-big)
   Rscript bench/modules_big.R 2>&1 | tee "$OUT/modules-big.log" | tail -5 ;;
 wgcna-all)
