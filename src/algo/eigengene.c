@@ -28,6 +28,49 @@ typedef struct {
     double *M, *G, *gm, *gss;
 } module_t;
 
+/* One thread's buffers, for modules of up to m genes over n samples and k
+ * components (allocated once per call: a module's buffers are often past
+ * malloc's mmap threshold, and unmapping them in a team of threads costs
+ * more than the module). */
+typedef struct {
+    size_t m, c;
+    double *M, *G, *gm, *gss, *Z, *v, *w, *ew, *work, *ez;
+    int *isuppz, *iwork;
+} work_t;
+
+static void work_free(work_t *ws)
+{
+    free(ws->M); free(ws->G); free(ws->gm); free(ws->gss); free(ws->Z); free(ws->v);
+    free(ws->w); free(ws->ew); free(ws->work); free(ws->ez); free(ws->isuppz); free(ws->iwork);
+    memset(ws, 0, sizeof *ws);
+}
+
+static int work_alloc(work_t *ws, size_t m, size_t n, int k)
+{
+    size_t c = m < n ? m : n;
+    if (c < 1) c = 1;
+    memset(ws, 0, sizeof *ws);
+    ws->m = m; ws->c = c;
+    ws->M = malloc(sizeof(double) * n * (m ? m : 1));
+    ws->G = malloc(sizeof(double) * c * c);
+    ws->gm = malloc(sizeof(double) * (m ? m : 1));
+    ws->gss = malloc(sizeof(double) * (m ? m : 1));
+    ws->Z = malloc(sizeof(double) * c * (size_t) k);
+    ws->v = malloc(sizeof(double) * n * (size_t) k);
+    ws->w = malloc(sizeof(double) * (m ? m : 1));
+    ws->ew = malloc(sizeof(double) * c);
+    ws->work = malloc(sizeof(double) * 26 * c);
+    ws->ez = malloc(sizeof(double) * c * (size_t) k);
+    ws->isuppz = malloc(sizeof(int) * 2 * (size_t) k);
+    ws->iwork = malloc(sizeof(int) * 10 * c);
+    if (!ws->M || !ws->G || !ws->gm || !ws->gss || !ws->Z || !ws->v || !ws->w || !ws->ew ||
+        !ws->work || !ws->ez || !ws->isuppz || !ws->iwork) {
+        work_free(ws);
+        return 1;
+    }
+    return 0;
+}
+
 /* M (r x c) from the module's genes, each scaled as R's
  * t(scale(t(dm))) does it (the mean and the sum of squared residuals in
  * long double, divided by n - 1); gm, gss: each scaled gene's mean and sum
@@ -69,13 +112,16 @@ static int scale_module(const double *x, const int *genes, module_t *md)
     return 0;
 }
 
-/* The lower triangle of G = M'M (c x c), in panels of GRAM_ROWS rows. */
+/* The upper triangle of G = M'M (c x c), in panels of GRAM_ROWS rows.
+ * Each thread fills its own columns of G (the same cyclic share of them in
+ * every panel: no barrier between panels, no line of G shared). */
 static void gram(const double *M, size_t r, size_t c, double *G, int nth)
 {
     memset(G, 0, c * c * sizeof(double));
+#pragma omp parallel num_threads(nth) if (nth > 1)
     for (size_t r0 = 0; r0 < r; r0 += GRAM_ROWS) {
         size_t rl = r - r0 < GRAM_ROWS ? r - r0 : GRAM_ROWS;
-#pragma omp parallel for num_threads(nth) schedule(dynamic, 4) if (nth > 1)
+#pragma omp for schedule(static, 1) nowait
         for (size_t a = 0; a < c; a++) {
             const double *ma = M + a * r + r0;
             for (size_t b = 0; b <= a; b++) {
@@ -83,7 +129,7 @@ static void gram(const double *M, size_t r, size_t c, double *G, int nth)
                 double s = 0;
 #pragma omp simd reduction(+:s)
                 for (size_t i = 0; i < rl; i++) s += ma[i] * mb[i];
-                G[a + b * c] += s;
+                G[b + a * c] += s;
             }
         }
     }
@@ -91,26 +137,18 @@ static void gram(const double *M, size_t r, size_t c, double *G, int nth)
 
 /* The k eigenvectors of G's largest eigenvalues (G destroyed), the
  * largest first, into Z (c x k).  Returns 1 on a LAPACK failure. */
-static int top_vectors(double *G, size_t c, int k, double *Z)
+static int top_vectors(double *G, size_t c, int k, double *Z, work_t *ws)
 {
     int N = (int) c, il = N - k + 1, iu = N, found = 0, info = 0;
     int lwork = 26 * N, liwork = 10 * N;
     double vl = 0, vu = 0, abstol = 0;
-    double *w = malloc(sizeof(double) * c), *work = malloc(sizeof(double) * (size_t) lwork),
-           *z = malloc(sizeof(double) * c * (size_t) k);
-    int *isuppz = malloc(sizeof(int) * 2 * (size_t) k),
-        *iwork = malloc(sizeof(int) * (size_t) liwork);
-    int bad = !w || !work || !z || !isuppz || !iwork;
-    if (!bad) {
-        F77_CALL(dsyevr)("V", "I", "L", &N, G, &N, &vl, &vu, &il, &iu, &abstol, &found, w, z,
-                         &N, isuppz, work, &lwork, iwork, &liwork, &info FCONE FCONE FCONE);
-        bad = info != 0 || found != k;
-    }
-    if (!bad)   /* dsyevr orders them ascending */
-        for (int j = 0; j < k; j++) memcpy(Z + (size_t) j * c, z + (size_t) (k - 1 - j) * c,
-                                           sizeof(double) * c);
-    free(w); free(work); free(z); free(isuppz); free(iwork);
-    return bad;
+    F77_CALL(dsyevr)("V", "I", "U", &N, G, &N, &vl, &vu, &il, &iu, &abstol, &found, ws->ew,
+                     ws->ez, &N, ws->isuppz, ws->work, &lwork, ws->iwork, &liwork, &info
+                     FCONE FCONE FCONE);
+    if (info != 0 || found != k) return 1;
+    for (int j = 0; j < k; j++)   /* dsyevr orders them ascending */
+        memcpy(Z + (size_t) j * c, ws->ez + (size_t) (k - 1 - j) * c, sizeof(double) * c);
+    return 0;
 }
 
 /* Pearson correlation of two n-vectors. */
@@ -128,13 +166,12 @@ static double pearson(const double *a, const double *b, size_t n)
 }
 
 /* The summary of one scaled module; the Gram matrix already in md->G. */
-static int summarize(module_t *md, int nve, double *pc, double *ve, double *ae)
+static int summarize(module_t *md, int nve, double *pc, double *ve, double *ae, work_t *ws)
 {
     size_t n = md->n, m = md->m, c = md->c, r = md->r;
     int k = nve < (int) c ? nve : (int) c;
-    double *Z = malloc(sizeof(double) * c * (size_t) k),
-           *v = malloc(sizeof(double) * n * (size_t) k), *w = malloc(sizeof(double) * m);
-    int bad = !Z || !v || !w || top_vectors(md->G, c, k, Z);
+    double *Z = ws->Z, *v = ws->v, *w = ws->w;
+    int bad = top_vectors(md->G, c, k, Z, ws);
     if (!bad && md->by_gene) {
         /* v_j = M z_j, normalized: the right vector from the genes' left one */
         double top = 0;
@@ -196,28 +233,19 @@ static int summarize(module_t *md, int nve, double *pc, double *ve, double *ae)
         if (!isfinite(rho) || rho == 0) bad = 1;
         else for (size_t i = 0; i < n; i++) pc[i] = rho < 0 ? -v[i] : v[i];
     }
-    free(Z); free(v); free(w);
     return bad;
 }
 
 static int module_run(const double *x, const int *genes, size_t n, size_t m, int nve, int nth,
-                      double *pc, double *ve, double *ae)
+                      double *pc, double *ve, double *ae, work_t *ws)
 {
     if (m < 2) return 1;
-    module_t md = {n, m, m <= n, 0, 0, NULL, NULL, NULL, NULL};
+    module_t md = {n, m, m <= n, 0, 0, ws->M, ws->G, ws->gm, ws->gss};
     md.r = md.by_gene ? n : m;
     md.c = md.by_gene ? m : n;
-    md.M = malloc(sizeof(double) * n * m);
-    md.G = malloc(sizeof(double) * md.c * md.c);
-    md.gm = malloc(sizeof(double) * m);
-    md.gss = malloc(sizeof(double) * m);
-    int bad = !md.M || !md.G || !md.gm || !md.gss || scale_module(x, genes, &md);
-    if (!bad) {
-        gram(md.M, md.r, md.c, md.G, nth);
-        bad = summarize(&md, nve, pc, ve, ae);
-    }
-    free(md.M); free(md.G); free(md.gm); free(md.gss);
-    return bad;
+    if (scale_module(x, genes, &md)) return 1;
+    gram(md.M, md.r, md.c, md.G, nth);
+    return summarize(&md, nve, pc, ve, ae, ws);
 }
 
 int gc_module_eigengenes(const double *x, size_t n, size_t p, const int *code, int nmod,
@@ -239,22 +267,50 @@ int gc_module_eigengenes(const double *x, size_t n, size_t p, const int *code, i
             if (code[g] >= 1 && code[g] <= nmod) genes[fill[code[g] - 1]++] = (int) g;
         free(fill);
     }
-    /* large modules one at a time with every thread, then the rest in parallel */
+    /* large modules one at a time with every thread, then the rest in
+     * parallel, each thread with buffers for the largest of them */
+    size_t big = 0, small = 0, nsmall = 0;
     for (int k = 0; k < nmod; k++) {
         double m = (double) (start[k + 1] - start[k]), c = m < (double) n ? m : (double) n;
-        if (m * c * c <= LARGE_WORK) continue;
-        status[k] = module_run(x, genes + start[k], n, start[k + 1] - start[k], nve, nthreads,
-                               pc + (size_t) k * n, ve + (size_t) k * nve, ae + (size_t) k * n);
+        size_t mk = start[k + 1] - start[k];
+        if (m * c * c > LARGE_WORK) { if (mk > big) big = mk; }
+        else { if (mk > small) small = mk; nsmall++; }
     }
-#pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
-    for (int k = 0; k < nmod; k++) {
-        double m = (double) (start[k + 1] - start[k]), c = m < (double) n ? m : (double) n;
-        if (m * c * c > LARGE_WORK) continue;
-        status[k] = module_run(x, genes + start[k], n, start[k + 1] - start[k], nve, 1,
-                               pc + (size_t) k * n, ve + (size_t) k * nve, ae + (size_t) k * n);
+    int rc = 0, kk = nve;
+    if (big) {
+        work_t ws;
+        if (work_alloc(&ws, big, n, kk)) rc = -1;
+        else {
+            for (int k = 0; k < nmod; k++) {
+                size_t mk = start[k + 1] - start[k];
+                double m = (double) mk, c = m < (double) n ? m : (double) n;
+                if (m * c * c <= LARGE_WORK) continue;
+                status[k] = module_run(x, genes + start[k], n, mk, nve, nthreads,
+                                       pc + (size_t) k * n, ve + (size_t) k * nve,
+                                       ae + (size_t) k * n, &ws);
+            }
+            work_free(&ws);
+        }
+    }
+    int team = nthreads < (int) nsmall ? nthreads : (int) nsmall;
+    if (nsmall && rc == 0) {
+#pragma omp parallel num_threads(team > 0 ? team : 1)
+        {
+            work_t ws;
+            int ok = !work_alloc(&ws, small, n, kk);
+#pragma omp for schedule(dynamic, 1)
+            for (int k = 0; k < nmod; k++) {
+                size_t mk = start[k + 1] - start[k];
+                double m = (double) mk, c = m < (double) n ? m : (double) n;
+                if (m * c * c > LARGE_WORK || !ok) continue;
+                status[k] = module_run(x, genes + start[k], n, mk, nve, 1, pc + (size_t) k * n,
+                                       ve + (size_t) k * nve, ae + (size_t) k * n, &ws);
+            }
+            if (ok) work_free(&ws);
+        }
     }
     free(start); free(genes);
-    return 0;
+    return rc;
 }
 
 unsigned long long gc_hash_bytes(const void *data, size_t len, unsigned long long seed)
