@@ -211,18 +211,21 @@
                     length(levs)))
   nVE <- min(nPC, 10)
   nm <- length(levs)
-  eig <- data.frame(matrix(NA, nrow = nrow(x), ncol = nm))
-  avg <- data.frame(matrix(NA, nrow = nrow(x), ncol = nm))
-  vex <- data.frame(matrix(NA, nrow = nVE, ncol = nm))
-  names(eig) <- paste0("ME", levs)
-  names(avg) <- paste0("AE", levs)
-  if (!is.null(rn)) rownames(eig) <- rownames(avg) <- make.unique(rn)
+  # the columns of data.frame(matrix(NA, ...)), as WGCNA makes them (a
+  # module that fails keeps its logical NA column), filled as lists
+  eig <- avg <- rep(list(rep(NA, nrow(x))), nm)
+  vex <- rep(list(rep(NA, nVE)), nm)
   validMEs <- rep(TRUE, nm)
   validAEs <- isHub <- rep(FALSE, nm)
   isPC <- rep(TRUE, nm)
   validColors <- colors
   code <- .me_level_codes(colors, levs)
-  members <- split(seq_along(code), factor(code, levels = seq_len(nm)))
+  # each module's genes in increasing order (split() without its factor)
+  ord <- order(code, na.last = NA, method = "radix")
+  ends <- cumsum(tabulate(code, nm))
+  starts <- c(0L, ends[-nm])
+  members <- lapply(seq_len(nm), function(i)
+    ord[seq.int(starts[i] + 1L, length.out = ends[i] - starts[i])])
   # a module's summary depends on its genes only (and x and the settings):
   # merging iterations and later calls on the same data reuse it
   keys <- vapply(members, function(idx)
@@ -259,7 +262,7 @@
     }
     isPC[i] <- m$isPC
     isHub[i] <- m$isHub
-    if (!is.null(m$ve)) vex[seq_along(m$ve), i] <- m$ve
+    if (!is.null(m$ve)) vex[[i]][seq_along(m$ve)] <- m$ve
     if (!m$isPC && verbose > 0 && is.null(m$error))
       message(sprintf("%s  module %s: its principal component failed; a hub-gene summary is used",
                       spaces, levs[i]))
@@ -271,8 +274,8 @@
       validColors[genes] <- grey
       next
     }
-    eig[, i] <- m$pc
-    if (!is.null(m$ae)) avg[, i] <- m$ae
+    eig[[i]] <- unname(m$pc)
+    if (!is.null(m$ae)) avg[[i]] <- unname(m$ae)
     if (!is.null(m$ae_error)) {
       if (!trapErrors) stop(m$ae_error)
       warning(sprintf("the average expression of module %s failed (%s); it is not valid",
@@ -280,6 +283,12 @@
     }
     validAEs[i] <- is.null(m$ae_error)
   }
+  frame <- function(cols, names, rows)
+    structure(cols, names = names, row.names = rows, class = "data.frame")
+  rows <- if (!is.null(rn)) make.unique(rn) else .set_row_names(nrow(x))
+  eig <- frame(eig, paste0("ME", levs), rows)
+  avg <- frame(avg, paste0("AE", levs), rows)
+  vex <- frame(vex, paste0("X", seq_len(nm)), .set_row_names(nVE))
   allOK <- all(validMEs)
   if (returnValidOnly && !allOK) {
     eig <- eig[, validMEs, drop = FALSE]
