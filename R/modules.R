@@ -80,24 +80,31 @@
 # before it made it, as in WGCNA.  Returns the eigengene (pc, or the error),
 # the variance explained (ve), isPC, isHub and the average expression (ae,
 # or the error in ae_error).
-# A cache of module summaries across calls, for one data matrix at a time:
-# the merging's iterations, a blockwise run's kME check and merging, and a
-# sweep of cuts and merge heights on the same data all summarize the same
-# modules again.  The table belongs to the data's fingerprint (a 64-bit
-# hash of its values and dimensions, src/modules.c); another matrix
-# empties it, as does reaching .me_cache_bytes of summaries.  Its entries
-# are keyed by the settings and the hash of the module's genes.
+# A cache of module summaries across calls: the merging's iterations, a
+# blockwise run's kME check and merging, and a sweep of cuts and merge
+# heights on the same data all summarize the same modules again.  One table
+# per data matrix (the consensus functions read several sets), found by the
+# matrix's fingerprint (a 64-bit hash of its values and dimensions,
+# src/modules.c); the .me_cache_sets most recently used are kept, and all
+# are dropped once they hold .me_cache_bytes of summaries.  A table's
+# entries are keyed by the settings and the hash of the module's genes.
 .me_cache <- new.env(parent = emptyenv())
-.me_cache_bytes <- 2^26
+.me_cache_sets <- 8L
+.me_cache_bytes <- 2^27
 
 .me_cache_for <- function(x) {
   fp <- .Call(C_gpucor_fingerprint, x)
-  if (!identical(fp, .me_cache$fp) || is.null(.me_cache$tab) ||
-      length(.me_cache$tab) * (2 * nrow(x) + 10) * 8 > .me_cache_bytes) {
-    .me_cache$fp <- fp
-    .me_cache$tab <- new.env(hash = TRUE, parent = emptyenv())
-  }
-  .me_cache$tab
+  tabs <- .me_cache$tabs
+  if (is.null(tabs)) tabs <- list()
+  used <- sum(vapply(tabs, length, 0L)) * (2 * nrow(x) + 10) * 8
+  if (used > .me_cache_bytes) tabs <- list()
+  tab <- tabs[[fp]]
+  if (is.null(tab)) tab <- new.env(hash = TRUE, parent = emptyenv())
+  tabs[[fp]] <- NULL
+  tabs[[fp]] <- tab                                   # the most recent last
+  if (length(tabs) > .me_cache_sets) tabs <- tabs[-1L]
+  .me_cache$tabs <- tabs
+  tab
 }
 
 # levels(as.factor(v)) without converting every element of a numeric v to

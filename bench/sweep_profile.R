@@ -21,7 +21,7 @@ loop <- function() {
 }
 for (th in c(0, 4, 1)) {
   if (th > 0) options(gpucor.threads = th)
-  assign("fp", NULL, envir = gpucor:::.me_cache)   # an empty cache for each run
+  assign("tabs", NULL, envir = gpucor:::.me_cache)   # an empty cache for each run
   Rprof(f <- tempfile(), interval = 0.005)
   total <- tq(st <- loop())
   Rprof(NULL)

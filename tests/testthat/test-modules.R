@@ -142,9 +142,11 @@ test_that("eigengenes of modules smaller than, as large as and larger than the s
     me_pair(x, lab, nPC = np, info = paste(info, "sizes, again, nPC", np))
   }
   # the same data with one value changed (in place): not the cached summaries
+  x0 <- x + 0
   x[1, 60] <- x[1, 60] + 5
   me_pair(x, lab, info = paste(info, "one value changed"))
   me_pair(x[, 130:1], rev(lab), info = paste(info, "genes reversed"))
+  me_pair(x0, lab, info = paste(info, "the first data again"))
 })
 
 test_that("eigengenes with missing values match WGCNA, imputed or not", {
