@@ -188,6 +188,12 @@
     if (align == "along average") {
       r <- .me_cor(out$ae, pc)
       if (!is.finite(r)) r <- 0
+      if (abs(r) < 1e-10 && out$isPC && nrow(dm) > ncol(dm)) {
+        # uncorrelated with the average: the sign is svd()'s, as WGCNA's
+        pc <- svd(dm, nu = 0, nv = 1)$v[, 1L]
+        r <- .me_cor(out$ae, pc)
+        if (!is.finite(r)) r <- 0
+      }
       if (r < 0) pc <- -pc
     }
     NULL
@@ -344,7 +350,12 @@
 #' with WGCNA's to about 1e-14 (seen at most 7e-15 on the ALL data's
 #' modules; where two singular values nearly tie the vectors are
 #' ill-defined in both), the sign included, and the labels, flags, names
-#' and row names are WGCNA's.  Each module's summary is kept for later
+#' and row names are WGCNA's.  One exception: an eigengene uncorrelated with
+#' its module's average expression (\eqn{|r| < 10^{-10}}, e.g. a module of
+#' two anti-correlated genes) has a sign that is rounding in WGCNA too; it
+#' comes from [base::svd()] as WGCNA's does, but the correlation that
+#' aligns it is computed differently and may fall on the other side of 0
+#' (seen in 14 of 300 such two-gene modules).  Each module's summary is kept for later
 #' calls on the same data (the same values and dimensions: a 64-bit hash of
 #' them keys the cache; another matrix empties it), so merging, the kME
 #' check and a sweep of cut settings summarize a module once.  This runs on

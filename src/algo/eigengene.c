@@ -18,6 +18,9 @@
 /* A module is "large" (its Gram matrix made by all threads, one module at
  * a time) above this many multiply-adds; smaller ones run one per thread. */
 #define LARGE_WORK ((double) (1 << 24))
+/* Below this correlation with the average the eigengene's sign is left to
+ * R (base::svd()'s, as WGCNA's). */
+#define SIGN_MIN 1e-10
 /* Rows of M per pass of the Gram product (a cache-sized panel). */
 #define GRAM_ROWS 512
 
@@ -229,8 +232,10 @@ static int summarize(module_t *md, int nve, double *pc, double *ve, double *ae, 
             else for (size_t g = 0; g < m; g++) s += md->M[g + i * m];
             ae[i] = (double) (s / (long double) m);
         }
+        /* an eigengene (nearly) uncorrelated with the average (two
+         * anti-correlated genes): its sign is rounding, left to R's svd */
         double rho = pearson(ae, v, n);
-        if (!isfinite(rho) || rho == 0) bad = 1;
+        if (!isfinite(rho) || fabs(rho) < SIGN_MIN) bad = 1;
         else for (size_t i = 0; i < n; i++) pc[i] = rho < 0 ? -v[i] : v[i];
     }
     return bad;

@@ -136,6 +136,7 @@ test_that("eigengenes of modules smaller than, as large as and larger than the s
   # modules of 2, 12, 30 (= samples), 31 and 55 genes; 0 the rest
   lab <- rep(c(1, 2, 3, 4, 5, 0), c(2, 12, 30, 31, 55, 0))
   x[, lab == 4] <- x[, lab == 4] + stats::rnorm(30)   # a strong component
+  x[, lab == 1] <- x[, lab == 1] + 2 * stats::rnorm(30)   # two correlated genes (below)
   for (np in c(1, 3)) {
     me_pair(x, lab, nPC = np, info = paste(info, "sizes, nPC", np))
     # the second call reads the summaries the first one cached
@@ -147,6 +148,14 @@ test_that("eigengenes of modules smaller than, as large as and larger than the s
   me_pair(x, lab, info = paste(info, "one value changed"))
   me_pair(x[, 130:1], rev(lab), info = paste(info, "genes reversed"))
   me_pair(x0, lab, info = paste(info, "the first data again"))
+  # two anti-correlated genes: the eigengene is uncorrelated with their
+  # average, so its sign is rounding (in WGCNA too); the values agree
+  xa <- x0
+  xa[, 2] <- -xa[, 1] + 0.3 * stats::rnorm(30)
+  got <- gpu_module_eigengenes(xa, lab)$eigengenes
+  want <- WGCNA::moduleEigengenes(xa, lab)$eigengenes
+  expect_equal(abs(got[, 1]), abs(want[, 1]), tolerance = 1e-8, info = info)
+  expect_equal(got[, -1], want[, -1], tolerance = 1e-8, info = info)
 })
 
 test_that("eigengenes with missing values match WGCNA, imputed or not", {
