@@ -312,7 +312,7 @@
 #' `nPreclusteringCenters` are accepted, but every gene is in one block (the
 #' first call of a session where they would have split the genes says so
 #' in a message, as [gpu_blockwise_modules()] does).  The sets' TOMs and
-#' their consensus take \eqn{(sets + 1) \times 4 n^2} bytes of host memory
+#' their consensus take (sets + 1) times \eqn{4 n^2} bytes of host memory
 #' for \eqn{n} genes (`dist`-sized double vectors; 3.2 GB for two sets of
 #' 12625 genes), and the making of one set's TOM, the tree and the cut
 #' what they take in [gpu_blockwise_modules()].  `"full quantile"`

@@ -559,7 +559,8 @@ gpu_module_eigengenes <- function(expr, colors, impute = TRUE, nPC = 1,
 #'
 #' `gpu_merge_close_modules()` merges the modules of `colors` whose
 #' eigengenes are highly correlated, with the arguments, defaults and value
-#' of [WGCNA::mergeCloseModules()] (WGCNA 1.72) for one set of samples: the
+#' of [WGCNA::mergeCloseModules()] (WGCNA 1.72), for one set of samples or
+#' for several (WGCNA's consensus form): the
 #' eigengenes of the modules other than `unassdColor` are computed with
 #' [gpu_module_eigengenes()] (or taken from `MEs`), clustered by average
 #' linkage on their dissimilarity \eqn{1 - cor} (\eqn{1 - |cor|} with
@@ -573,16 +574,36 @@ gpu_module_eigengenes <- function(expr, colors, impute = TRUE, nPC = 1,
 #' ...).  The eigengenes of the merged modules, and their tree, are computed
 #' again when `getNewMEs` asks for them.
 #'
+#' **Several sets.**  `exprData` in WGCNA's multi-set format (a list of
+#' sets, each a list whose `data` is a matrix or data frame, the same genes
+#' in every set) merges consensus modules: each set has its own eigengenes
+#' (WGCNA's `multiSetMEs()`), ordered by the tree of the largest
+#' dissimilarity over the sets (`consensusOrderMEs()`), and the tree that
+#' is cut is that of the consensus dissimilarity: for each pair of
+#' eigengenes the `1 - consensusQuantile` quantile (type 7) over the sets
+#' `useSets` of their dissimilarities, after `equalizeQuantiles` has given
+#' the sets the same distribution of dissimilarities (each value replaced by
+#' the `quantileSummary` over the sets of the values of its rank).  `MEs`,
+#' `oldMEs` and `newMEs` are then lists of sets too, each as
+#' `multiSetMEs()` gives it (`data`, `averageExpr`, `varExplained`, ...; as
+#' in WGCNA the reordered `averageExpr` and `varExplained` take the
+#' eigengenes' column names).  Where WGCNA 1.72 fails, this goes on:
+#' `equalizeQuantiles = TRUE` (WGCNA's reshaping of the equalized
+#' dissimilarities stops with an error) and `useSets` other than all the
+#' sets in order (WGCNA indexes its array of dissimilarities by the set
+#' number); the eigengenes of every set are computed, those of `useSets`
+#' decide the order and the merging.
+#'
 #' The merged colours are WGCNA's; the trees are made as WGCNA makes them
 #' (by fastcluster's hclust when fastcluster is installed, else by
 #' [stats::hclust()]), so their merges and order are WGCNA's and their
 #' heights agree to rounding, and the eigengenes agree with WGCNA's to about
 #' 1e-15.  This runs in R on the CPU whatever `gpucor.backend` says.
 #'
-#' **Differences from WGCNA.**  One set only: `exprData` as a list of sets
-#' (WGCNA's multi-set, consensus form) stops with an error saying that it
-#' is not supported yet, and `useSets` may only be `NULL` or 1;
-#' `consensusQuantile` and `equalizeQuantiles` do nothing for one set
+#' **Differences from WGCNA.**  A list that is not in WGCNA's multi-set
+#' format (a list of matrices, sets with different genes) stops with an
+#' error; for one set `useSets` may only be `NULL` or 1, and
+#' `consensusQuantile` and `equalizeQuantiles` do nothing
 #' (WGCNA's `equalizeQuantiles = TRUE` stops with an error on one set).
 #' Given `MEs` must have the rows of `exprData`, and where they are used
 #' (one column per label of `colors`) columns named `"ME"` and the labels;
@@ -596,14 +617,17 @@ gpu_module_eigengenes <- function(expr, colors, impute = TRUE, nPC = 1,
 #' \[0, 2\] with `useAbs = TRUE`.
 #'
 #' @param exprData expression data: a numeric matrix or data frame, samples
-#'   in rows and genes in columns.
+#'   in rows and genes in columns; or several sets of samples in WGCNA's
+#'   multi-set format (see above).
 #' @param colors the module label of each gene, one per column of
 #'   `exprData` (colours, numbers or a factor).
 #' @param MEs `NULL`, or the eigengenes of the modules (a data frame, as
-#'   [gpu_module_eigengenes()]'s `eigengenes`): they are used when they
+#'   [gpu_module_eigengenes()]'s `eigengenes`; for several sets a list of
+#'   sets, each with its eigengenes in `data`): they are used when they
 #'   have one column per label of `colors` (the unassigned one included),
 #'   and computed again otherwise.
-#' @param useSets `NULL` (or 1: the one set).
+#' @param useSets `NULL` (all sets), or the numbers of the sets whose
+#'   eigengenes decide the merging.
 #' @param impute passed to [gpu_module_eigengenes()].
 #' @param checkDataFormat `TRUE`; `FALSE` stops, as WGCNA does for data
 #'   that is not in its multi-set format.
@@ -615,7 +639,8 @@ gpu_module_eigengenes <- function(expr, colors, impute = TRUE, nPC = 1,
 #'   Pearson correlation).
 #' @param useAbs `TRUE`: dissimilarity \eqn{1 - |cor|}.
 #' @param equalizeQuantiles,quantileSummary,consensusQuantile WGCNA's
-#'   consensus options; nothing to do for one set (checked only).
+#'   consensus options (see above); nothing to do for one set (checked
+#'   only).
 #' @param cutHeight the height at which the tree of the eigengenes is cut.
 #' @param iterate `TRUE`: merge again until nothing merges.
 #' @param relabel `TRUE`: relabel the merged modules by decreasing size.
