@@ -71,23 +71,6 @@
   list(goodGenes = gg, goodSamples = gs, allOK = sum(c(bad_g, bad_s)) == 0)
 }
 
-# The entries of a row-wise quantile (type 7, R's default) of the sets'
-# vectors, elementwise: the sets sorted elementwise by a network of
-# pmin()/pmax() (a handful of sets), then interpolated.
-.cs_quantile <- function(v, p) {
-  k <- length(v)
-  for (i in seq_len(k - 1L)) for (j in seq_len(k - i)) {
-    lo <- pmin(v[[j]], v[[j + 1L]])
-    v[[j + 1L]] <- pmax(v[[j]], v[[j + 1L]])
-    v[[j]] <- lo
-  }
-  h <- (k - 1) * p + 1
-  lo <- floor(h)
-  g <- h - lo
-  if (g == 0 || lo >= k) return(v[[min(lo, k)]])
-  (1 - g) * v[[lo]] + g * v[[lo + 1L]]
-}
-
 # Quantile normalization of the sets' vectors (preprocessCore's
 # normalize.quantiles(), which WGCNA's "full quantile" calibration calls):
 # the mean over the sets of the values of each rank, given to each set's
@@ -119,23 +102,33 @@
   v
 }
 
-# The consensus TOM of the sets' TOM vectors 'toms' (the lower triangles,
-# as 'dist' vectors, without attributes), as WGCNA's consensusTOM() makes it
-# for one block: calibration ("single quantile": each set's TOM after the
-# first raised to the power that maps its calibrationQuantile to the first
+# How the sets' TOMs make the consensus: src/algo/consensus.h's CS_MIN,
+# CS_QUANTILE, CS_MEAN, in this order.
+.cs_modes <- c("minimum", "quantile", "mean")
+
+# The consensus TOM of the sets' dissimilarities 'ds' (1 - TOM, the
+# 'dist's of .bw_dissimilarity()), as WGCNA's consensusTOM() makes it for
+# one block: calibration ("single quantile": each set's TOM after the first
+# raised to the power that maps its calibrationQuantile to the first
 # set's, the quantiles of type 8 from a sample of the entries drawn as
 # consensusTOM() draws it, after set.seed(54321); "full quantile":
 # quantile normalization; "none"), then the consensus: the weighted mean
 # (useMean), the minimum (consensusQuantile 0) or a quantile of the sets.
-# Returns the consensus TOM, originCount (how many entries of each set are
-# at most the consensus) and the calibration samples.
-.cs_consensus_tom <- function(toms, networkCalibration, calibrationQuantile,
+# The elementwise work is one pass in C (src/algo/consensus.c), so that
+# memory holds the sets' inputs and the result only (full quantile: the
+# sets' TOMs, normalized in R, instead of the inputs).  Returns 1 - the
+# consensus TOM (a plain vector), originCount (how many entries of each
+# set's calibrated TOM are at most the consensus) and the calibration
+# samples.
+.cs_consensus_tom <- function(ds, networkCalibration, calibrationQuantile,
                               sampleForCalibration, sampleForCalibrationFactor,
                               getNetworkCalibrationSamples, consensusQuantile, useMean,
                               setWeights, verbose, spaces) {
-  nsets <- length(toms)
-  npairs <- length(toms[[1L]])
+  nsets <- length(ds)
+  npairs <- length(ds[[1L]])
   samples <- if (getNetworkCalibrationSamples) list() else NULL
+  pw <- rep(1, nsets)
+  from_tom <- FALSE
   if (networkCalibration == "single quantile") {
     if (sampleForCalibration) {
       qx <- min(calibrationQuantile, 1 - calibrationQuantile)
@@ -156,35 +149,28 @@
     for (s in seq_len(nsets)) {
       if (verbose > 2) .wgcna_say(spaces, "....Working on set", s)
       if (sampleForCalibration) {
-        v <- toms[[s]][idx]
+        v <- 1 - ds[[s]][idx]
         if (getNetworkCalibrationSamples) samples[[1L]]$TOMSamples[, s] <- v
-        q[s] <- stats::quantile(v, probs = calibrationQuantile, type = 8, names = FALSE)
       } else {
-        q[s] <- stats::quantile(toms[[s]], probs = calibrationQuantile, type = 8,
-                                names = FALSE)
+        v <- 1 - as.vector(ds[[s]])
       }
-      if (s > 1L) toms[[s]] <- toms[[s]]^(log(q[1L]) / log(q[s]))
+      q[s] <- stats::quantile(v, probs = calibrationQuantile, type = 8, names = FALSE)
+      rm(v)
+      if (s > 1L) pw[s] <- log(q[1L]) / log(q[s])
     }
   } else if (networkCalibration == "full quantile") {
     if (verbose > 1) .wgcna_say(spaces, "..working on quantile normalization")
-    toms <- .cs_quantile_normalize(toms)
+    for (s in seq_len(nsets)) ds[[s]] <- 1 - as.vector(ds[[s]])
+    ds <- .cs_quantile_normalize(ds)
+    from_tom <- TRUE
   }
   if (verbose > 2) .wgcna_say(spaces, "....Calculating consensus network")
-  if (nsets == 1L) {
-    cons <- toms[[1L]]
-  } else if (useMean) {
-    w <- if (is.null(setWeights)) rep(1, nsets) else setWeights
-    w <- w / sum(w)
-    cons <- w[1L] * toms[[1L]]
-    for (s in seq_len(nsets)[-1L]) cons <- cons + w[s] * toms[[s]]
-  } else if (consensusQuantile == 0) {
-    cons <- toms[[1L]]
-    for (s in seq_len(nsets)[-1L]) cons <- pmin(cons, toms[[s]])
-  } else {
-    cons <- .cs_quantile(toms, consensusQuantile)
-  }
-  origin <- vapply(toms, function(t) sum(t <= cons, na.rm = TRUE), 1)
-  list(tom = cons, originCount = as.numeric(origin), samples = samples)
+  mode <- if (nsets == 1L || (!useMean && consensusQuantile == 0)) "minimum"
+          else if (useMean) "mean" else "quantile"
+  w <- if (is.null(setWeights)) rep(1, nsets) else as.double(setWeights)
+  r <- .Call(C_gpucor_consensus_tom, ds, from_tom, pw, match(mode, .cs_modes) - 1L,
+             as.double(consensusQuantile), w / sum(w), .engine_opts("cpu", "double"))
+  list(dist = r$dist, originCount = r$count, samples = samples)
 }
 
 # WGCNA's consensus reassignment (blockwiseConsensusModules()): each
@@ -315,9 +301,11 @@
 #' their consensus take (sets + 1) times \eqn{4 n^2} bytes of host memory
 #' for \eqn{n} genes (`dist`-sized double vectors; 3.2 GB for two sets of
 #' 12625 genes), and the making of one set's TOM, the tree and the cut
-#' what they take in [gpu_blockwise_modules()].  `"full quantile"`
-#' calibration needs two more such vectors and an integer one while it
-#' sorts.
+#' what they take in [gpu_blockwise_modules()].  The calibration and the
+#' consensus are one pass over the pairs in C (with the CPU threads of
+#' option `gpucor.threads`), which keeps no per-set copy.  `"full
+#' quantile"` calibration works in R on the sets' TOMs and needs about five
+#' more such vectors while it sorts and ranks them.
 #'
 #' **Files.**  WGCNA writes each set's TOM into a file
 #' (`individualTOMFileNames`, `useDiskCache`) and deletes it before it
@@ -618,34 +606,31 @@ gpu_blockwise_consensus_modules <- function(
   blocks[good_genes] <- 1
   block_genes <- list(seq_len(nGenes)[good_genes])
 
-  # each set's TOM: 1 - the dissimilarity .bw_dissimilarity() makes, as a
-  # plain vector (the lower triangle)
-  toms <- vector("list", nSets)
+  # each set's dissimilarity 1 - TOM ('dist's of the lower triangle)
+  ds <- vector("list", nSets)
   for (s in seq_len(nSets)) {
     if (verbose > 2) .wgcna_say(spaces, "....Working on set", s)
-    d <- .bw_dissimilarity(xs[[s]], power[s], networkType, TOMType, TOMDenom, corType, bo,
-                           FALSE, suppressNegativeTOM, FALSE, FALSE, "", engine, verbose,
-                           spaces)
-    toms[[s]] <- 1 - as.vector(d)
-    rm(d)
+    ds[[s]] <- .bw_dissimilarity(xs[[s]], power[s], networkType, TOMType, TOMDenom, corType,
+                                 bo, FALSE, suppressNegativeTOM, FALSE, FALSE, "", engine,
+                                 verbose, spaces)
   }
-  cons <- .cs_consensus_tom(toms, networkCalibration, calibrationQuantile,
+  cons <- .cs_consensus_tom(ds, networkCalibration, calibrationQuantile,
                             sampleForCalibration, sampleForCalibrationFactor,
                             getNetworkCalibrationSamples, consensusQuantile, useMean,
                             setWeights, verbose, spaces)
-  rm(toms)
-  dist_attrs <- list(Size = as.integer(n_good), Diag = FALSE, Upper = FALSE, class = "dist")
+  rm(ds)
+  d <- cons$dist
+  cons$dist <- NULL
+  attributes(d) <- list(Size = as.integer(n_good), Diag = FALSE, Upper = FALSE,
+                        class = "dist")
   TOMFiles <- NULL
   if (saveConsensusTOMs) {
+    # WGCNA's file: the consensus TOM, a 'dist' named consTomDS
     TOMFiles <- gsub("%b", "1", consensusTOMFilePattern, fixed = TRUE)
-    consTomDS <- cons$tom
-    attributes(consTomDS) <- dist_attrs
+    consTomDS <- 1 - d
     save(consTomDS, file = TOMFiles)
     rm(consTomDS)
   }
-  d <- 1 - cons$tom
-  cons$tom <- NULL
-  attributes(d) <- dist_attrs
 
   if (verbose > 1) .wgcna_say(spaces, "..Working on block 1 .")
   if (verbose > 2) .wgcna_say(spaces, "....clustering and detecting modules..")

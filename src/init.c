@@ -57,6 +57,7 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
                     SEXP opts, SEXP file);
 SEXP gpucor_cutree_tree(SEXP merge, SEXP height, SEXP order, SEXP nmade, SEXP params,
                         SEXP deep);
+SEXP gpucor_consensus_tom(SEXP d, SEXP from_tom, SEXP pw, SEXP mode, SEXP q, SEXP w, SEXP opts);
 SEXP gpucor_gpu_info(void);
 SEXP gpucor_max_threads(void);
 SEXP gpucor_measures(void);
@@ -126,6 +127,7 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_bicor_file, 10),
     CALLDEF(gpucor_network, 8),
     CALLDEF(gpucor_cutree_tree, 6),
+    CALLDEF(gpucor_consensus_tom, 7),
     CALLDEF(gpucor_gpu_info, 0),
     CALLDEF(gpucor_max_threads, 0),
     CALLDEF(gpucor_gpu_release, 0),

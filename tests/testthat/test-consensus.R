@@ -128,7 +128,8 @@ test_that("gpu_blockwise_consensus_modules matches WGCNA's network, calibration 
     list(me2, corType = "bicor", maxPOutliers = 0.1, networkCalibration = "full quantile",
          numericLabels = TRUE),
     list(me2, networkCalibration = "none", deepSplit = 3, minModuleSize = 15,
-         mergeCutHeight = 0.25, TOMDenom = "mean"))
+         mergeCutHeight = 0.25, TOMDenom = "mean"),
+    list(me2, useMean = TRUE, setWeights = c(2, 1), networkType = "signed hybrid"))
   for (cs in cases) {
     info <- paste(length(cs[[1]]), "sets,", paste(deparse(cs[-1]), collapse = ""))
     expect_same_consensus(do.call(gpu_blockwise_consensus_modules, c(cs, verbose = 0)),
@@ -163,6 +164,34 @@ test_that("gpu_blockwise_consensus_modules returns WGCNA's calibration sample an
   load("ref-1.RData", envir = b)
   expect_identical(attributes(a$consTomDS), attributes(b$consTomDS))
   expect_equal(as.vector(a$consTomDS), as.vector(b$consTomDS), tolerance = 1e-10)
+})
+
+test_that("the consensus TOM in C is R's arithmetic on the sets' TOMs", {
+  info <- new_seed()
+  n <- 5000
+  ds <- lapply(1:3, function(s) stats::runif(n))
+  ds[[2]][1:50] <- ds[[1]][1:50]   # ties
+  toms <- lapply(ds, function(d) 1 - d)
+  pw <- c(1, 1.7, 2)
+  cal <- Map(function(t, p) if (p == 1) t else t^p, toms, pw)
+  cons_c <- function(mode, q = 0, w = rep(1 / 3, 3), from_tom = FALSE, input = ds, p = pw)
+    .Call(gpucor:::C_gpucor_consensus_tom, input, from_tom, p, mode, q, w,
+          gpucor:::.engine_opts("cpu", "double"))
+  count <- function(c) vapply(cal, function(t) sum(t <= c), 1)
+  m <- do.call(pmin, cal)
+  r <- cons_c(0L)
+  expect_identical(r$dist, 1 - m, info = info)
+  expect_identical(r$count, count(m), info = info)
+  qq <- apply(do.call(cbind, cal), 1, stats::quantile, probs = 0.3, names = FALSE)
+  r <- cons_c(1L, 0.3)
+  expect_identical(r$dist, 1 - qq, info = info)
+  expect_identical(r$count, count(qq), info = info)
+  w <- c(0.5, 0.25, 0.25)
+  mw <- w[1] * cal[[1]] + w[2] * cal[[2]] + w[3] * cal[[3]]
+  expect_identical(cons_c(2L, w = w)$dist, 1 - mw, info = info)
+  # from the TOMs themselves
+  expect_identical(cons_c(0L, from_tom = TRUE, input = toms, p = c(1, 1, 1))$dist,
+                   1 - do.call(pmin, toms), info = info)
 })
 
 test_that("gpu_blockwise_consensus_modules takes WGCNA's arguments, in its order, with its defaults", {
