@@ -586,7 +586,7 @@ gpu_blockwise_consensus_modules <- function(
     gsg <- list(goodGenes = rep(TRUE, nGenes),
                 goodSamples = lapply(nSamples, function(n) rep(TRUE, n)), allOK = TRUE)
   }
-  names(gsg$goodSamples) <- set_names
+  if (checkMissingData) names(gsg$goodSamples) <- set_names   # as goodSamplesMS() names them
   good_genes <- gsg$goodGenes
   n_good <- sum(good_genes)
   nGSamples <- vapply(gsg$goodSamples, sum, 1L)
