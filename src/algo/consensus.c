@@ -33,8 +33,8 @@ static inline double q7(const double *v, size_t k, double q)
 }
 
 int gc_consensus_tom(const double *const *d, int from_tom, size_t nsets, size_t len,
-                     const double *pw, int mode, double q, const double *w, double *out, double *count,
-                     int nthreads)
+                     const double *pw, int mode, double q, const double *w, double *out,
+                     double *count, int nthreads)
 {
     if (nsets < 1 || nsets > CS_MAX_SETS) return -1;
     if (nthreads < 1) nthreads = 1;
