@@ -287,40 +287,73 @@
   d
 }
 
+# The one-time note that every gene stays in one block, where 'blocks' or
+# 'maxBlockSize' would have split the good genes (fname: the caller).
+.bw_one_block_note <- function(fname, blocks, maxBlockSize, good_genes) {
+  n_good <- sum(good_genes)
+  several <- !is.null(blocks) && length(unique(blocks[good_genes])) > 1L
+  if ((several || (is.numeric(maxBlockSize) && length(maxBlockSize) == 1L &&
+                   !is.na(maxBlockSize) && n_good > maxBlockSize)) &&
+      !isTRUE(.gpucor_state$blockwise_note)) {
+    .gpucor_state$blockwise_note <- TRUE
+    message(sprintf("%s() keeps all %d genes in one block (%s ignored): the TOM of the whole network is computed at once, so that the modules do not depend on a pre-clustering into blocks. (This message is shown once per session.)",
+                    fname, n_good, if (several) "'blocks' is" else "'maxBlockSize' is"))
+  }
+  invisible()
+}
+
 # After the cut: the eigengenes of the modules and WGCNA's kME check (a
 # module goes when fewer than minCoreKMESize genes have kME above
 # minCoreKME; genes below minKMEtoStay leave it, and it goes when fewer than
-# minModuleSize stay).  NULL when no module is left.
+# minModuleSize stay).  NULL when no module is left.  x is one matrix, or
+# for gpu_blockwise_consensus_modules() a list of the sets' matrices: then
+# each set has its eigengenes (WGCNA's multiSetMEs()), a gene's kME is the
+# quantile consensusQuantile of its kMEs in the sets, and MEs come back as
+# a list of the sets' eigengenes.
 .bw_check_modules <- function(x, labels, impute, trapErrors, corFnc, corOptions, unsigned,
                               minCoreKME, minCoreKMESize, minKMEtoStay, minModuleSize, engine,
-                              verbose, indent, spaces) {
+                              verbose, indent, spaces, consensusQuantile = 0) {
+  multi <- is.list(x)
+  sets <- if (multi) x else list(x)
   if (verbose > 2) .wgcna_say(spaces, "....calculating module eigengenes..")
   # the modules' eigengenes from all of x, unassigned genes (0) left out:
   # the same as from x[, labels != 0], and the same matrix as the merging
   # step reads (their summaries are cached: .me_cache_for())
-  MEs <- try(gpu_module_eigengenes(expr = x, colors = labels, impute = impute,
-                                   excludeGrey = TRUE, grey = 0, verbose = verbose - 3,
-                                   indent = indent + 2), silent = TRUE)
+  MEs <- try(lapply(sets, function(s)
+    gpu_module_eigengenes(expr = s, colors = labels, impute = impute, excludeGrey = TRUE,
+                          grey = 0, verbose = verbose - 3, indent = indent + 2)$eigengenes),
+    silent = TRUE)
   if (inherits(MEs, "try-error")) {
-    if (!trapErrors) stop(MEs)
+    what <- if (multi) "multiSetMEs" else "moduleEigengenes"
+    if (!trapErrors && !multi) stop(MEs)
     if (verbose > 0) {
-      .wgcna_say(spaces, "*** moduleEigengenes failed with the following message:")
+      .wgcna_say(spaces, "***", what, "failed with the following message:")
       .wgcna_say(spaces, "       ", MEs)
       .wgcna_say(spaces, "    ---> Stopping module detection here.")
     } else {
-      warning(paste("gpu_blockwise_modules: moduleEigengenes failed with the following message:",
+      warning(paste(if (multi) "gpu_blockwise_consensus_modules:" else "gpu_blockwise_modules:",
+                    what, "failed with the following message:",
                     "\n     ", MEs, "---> Continuing with next block. "), call. = FALSE)
     }
     return(NULL)
   }
-  MEs <- MEs$eigengenes
-  index <- as.numeric(substring(names(MEs), 3))
+  index <- as.numeric(substring(names(MEs[[1L]]), 3))
   gone <- NULL
   if (verbose > 2) .wgcna_say(spaces, "....checking kME in modules..")
-  for (mod in seq_len(ncol(MEs))) {
+  for (mod in seq_along(index)) {
     genes <- labels == index[mod]
-    kme <- .bw_cor(x[, genes, drop = FALSE], MEs[, mod], corFnc, corOptions, engine)
-    if (unsigned) kme <- abs(kme)
+    if (multi) {
+      kme <- vapply(seq_along(sets), function(s)
+        as.vector(.bw_cor(sets[[s]][, genes, drop = FALSE], MEs[[s]][, mod], corFnc,
+                          corOptions, engine)), numeric(sum(genes)))
+      kme <- matrix(kme, ncol = length(sets))
+      if (unsigned) kme <- abs(kme)
+      kme <- apply(kme, 1L, stats::quantile, probs = consensusQuantile, names = FALSE,
+                   na.rm = TRUE)
+    } else {
+      kme <- .bw_cor(x[, genes, drop = FALSE], MEs[[1L]][, mod], corFnc, corOptions, engine)
+      if (unsigned) kme <- abs(kme)
+    }
     if (sum(kme > minCoreKME) < minCoreKMESize) {
       labels[genes] <- 0
       gone <- c(gone, mod)
@@ -344,12 +377,12 @@
     }
   }
   if (!is.null(gone)) {
-    MEs <- MEs[, -gone, drop = FALSE]
+    MEs <- lapply(MEs, function(m) m[, -gone, drop = FALSE])
     labels[is.finite(match(labels, index[gone]))] <- 0
     index <- index[-gone]
   }
   if (sum(labels > 0) == 0) return(NULL)
-  list(labels = labels, MEs = MEs, index = index)
+  list(labels = labels, MEs = if (multi) MEs else MEs[[1L]], index = index)
 }
 
 # WGCNA's reassignment: a gene whose kME is highest for another module
@@ -646,14 +679,7 @@ gpu_blockwise_modules <- function(
       stop("gpu_blockwise_modules() does not support quickCor > 0 with corType = \"pearson\" and missing values: gpu_tom() computes each Pearson pair on the samples both genes observe (quickCor = 0)",
            call. = FALSE)
   }
-  several <- !is.null(blocks) && length(unique(blocks[good_genes])) > 1L
-  if ((several || (is.numeric(maxBlockSize) && length(maxBlockSize) == 1L &&
-                   !is.na(maxBlockSize) && n_good > maxBlockSize)) &&
-      !isTRUE(.gpucor_state$blockwise_note)) {
-    .gpucor_state$blockwise_note <- TRUE
-    message(sprintf("gpu_blockwise_modules() keeps all %d genes in one block (%s ignored): the TOM of the whole network is computed at once, so that the modules do not depend on a pre-clustering into blocks. (This message is shown once per session.)",
-                    n_good, if (several) "'blocks' is" else "'maxBlockSize' is"))
-  }
+  .bw_one_block_note("gpu_blockwise_modules", blocks, maxBlockSize, good_genes)
   blocks <- rep(NA, nGenes)
   blocks[good_genes] <- 1
   block_genes <- list(seq_len(nGenes)[good_genes])

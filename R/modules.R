@@ -458,14 +458,10 @@ gpu_module_eigengenes <- function(expr, colors, impute = TRUE, nPC = 1,
   else stats::hclust(d, method = "average")
 }
 
-# Eigengenes in the order of their average-linkage tree on 1 - cor (or
-# 1 - |cor|), the grey one last if greyLast: WGCNA's consensusOrderMEs()
-# for one set.  As WGCNA's orderMEs(), the reordered data frame is made by
-# as.data.frame(MEs[, order]), which loses the row names of a single column.
-.me_order <- function(MEs, useAbs, greyLast, greyName) {
-  r <- .me_cor(MEs)
-  d <- if (useAbs) 1 - abs(r) else 1 - r
-  dimnames(d) <- list(make.unique(names(MEs)), names(MEs))
+# The order of the eigengenes whose dissimilarity is d (rows named by
+# them): the order of its average-linkage tree, the grey one last if
+# greyLast (WGCNA's .clustOrder()).
+.me_order_index <- function(d, greyLast, greyName) {
   g <- match(greyName, rownames(d))
   if (greyLast && !is.na(g)) {
     keep <- rownames(d) != greyName
@@ -479,9 +475,52 @@ gpu_module_eigengenes <- function(expr, colors, impute = TRUE, nPC = 1,
   } else {
     o <- if (length(d) > 1L) .me_hclust(stats::as.dist(d))$order else 1L
   }
+  o
+}
+
+# The columns o of a data frame of eigengenes, as WGCNA's orderMEs() makes
+# them: as.data.frame(MEs[, o]), which loses the row names of a single
+# column.
+.me_reorder <- function(MEs, o, names = colnames(MEs)) {
   out <- as.data.frame(MEs[, o])
-  colnames(out) <- colnames(MEs)[o]
+  colnames(out) <- names[o]
   out
+}
+
+# Eigengenes in the order of their average-linkage tree on 1 - cor (or
+# 1 - |cor|), the grey one last if greyLast: WGCNA's consensusOrderMEs()
+# for one set.
+.me_order <- function(MEs, useAbs, greyLast, greyName) {
+  r <- .me_cor(MEs)
+  d <- if (useAbs) 1 - abs(r) else 1 - r
+  dimnames(d) <- list(make.unique(names(MEs)), names(MEs))
+  .me_reorder(MEs, .me_order_index(d, greyLast, greyName))
+}
+
+# The same for several sets (each a list with the eigengenes in 'data', as
+# WGCNA's multiSetMEs() gives them): the order of the tree of the largest
+# dissimilarity over the sets 'use' (WGCNA's consensusMEDissimilarity()),
+# applied to every set's eigengenes, average expressions and variances
+# explained (whose columns WGCNA's orderMEs() names after the eigengenes).
+.me_order_sets <- function(MEs, use, useAbs, greyLast, greyName) {
+  d <- NULL
+  for (s in use) {
+    r <- .me_cor(MEs[[s]]$data)
+    ds <- if (useAbs) 1 - abs(r) else 1 - r
+    d <- if (is.null(d)) ds else pmax(d, ds)
+  }
+  nm <- names(MEs[[use[1L]]]$data)
+  dimnames(d) <- list(make.unique(nm), nm)
+  o <- .me_order_index(d, greyLast, greyName)
+  for (s in seq_along(MEs)) {
+    nm <- colnames(MEs[[s]]$data)
+    MEs[[s]]$data <- .me_reorder(MEs[[s]]$data, o)
+    if (!is.null(MEs[[s]]$averageExpr))
+      MEs[[s]]$averageExpr <- .me_reorder(MEs[[s]]$averageExpr, o, nm)
+    if (!is.null(MEs[[s]]$varExplained))
+      MEs[[s]]$varExplained <- .me_reorder(MEs[[s]]$varExplained, o, nm)
+  }
+  MEs
 }
 
 # 1 - corFnc(MEs without the grey one) (or 1 - |.|), with the eigengenes'
@@ -497,11 +536,70 @@ gpu_module_eigengenes <- function(expr, colors, impute = TRUE, nPC = 1,
   d
 }
 
+# The consensus of the sets' dissimilarities (.me_diss() of each set 'use'):
+# each entry's quantile 1 - consensusQuantile over the sets (type 7, as
+# WGCNA's .consensusMEDissimilarity()), after equalizing the sets'
+# distributions with equalizeQuantiles (each value replaced by the mean,
+# or median, over the sets of the values of its rank, ranks averaged over
+# ties and rounded).
+.me_cons_diss <- function(MEs, use, greyName, corFnc, corOptions, useAbs, equalize,
+                          summary, consensusQuantile) {
+  ds <- lapply(MEs[use], function(m) .me_diss(m$data, greyName, corFnc, corOptions, useAbs))
+  k <- nrow(ds[[1L]])
+  if (equalize && k > 1L) {
+    low <- lower.tri(ds[[1L]])
+    v <- matrix(vapply(ds, function(d) d[low], numeric(sum(low))), ncol = length(ds))
+    srt <- matrix(apply(v, 2L, sort, na.last = TRUE), ncol = length(ds))
+    ref <- if (summary == "median") apply(srt, 1L, stats::median, na.rm = TRUE)
+           else rowMeans(srt, na.rm = TRUE)
+    rk <- matrix(apply(v, 2L, rank, ties.method = "average", na.last = "keep"),
+                 ncol = length(ds))
+    for (s in seq_along(ds)) {
+      m <- matrix(0, k, k)
+      m[low] <- ref[round(rk[, s])]
+      m <- m + t(m)
+      dimnames(m) <- dimnames(ds[[s]])
+      ds[[s]] <- m
+    }
+  }
+  if (length(ds) == 1L) return(ds[[1L]])
+  a <- array(unlist(ds), dim = c(k, k, length(ds)))
+  out <- apply(a, c(1L, 2L), stats::quantile, probs = 1 - consensusQuantile, names = FALSE,
+               na.rm = TRUE)
+  dim(out) <- c(k, k)
+  dimnames(out) <- dimnames(ds[[1L]])
+  out
+}
+
+# WGCNA's multi-set data (checkSets()): a list of sets, each a list whose
+# component 'data' is a matrix or data frame (samples in rows), all with
+# the same genes (columns).  The sets' double matrices and row names.
+.ms_sets <- function(multi, what) {
+  if (!is.list(multi) || is.data.frame(multi) || length(multi) < 1L)
+    stop(sprintf("'%s' must be a list of sets, each a list with the expression data in its component 'data' (WGCNA's multi-set format)",
+                 what), call. = FALSE)
+  ok <- vapply(multi, function(s) is.list(s) && !is.data.frame(s) && !is.null(s$data) &&
+                 length(dim(s$data)) == 2L, NA)
+  if (!all(ok))
+    stop(sprintf("'%s' must be a list of sets, each a list with the expression data (a matrix or data frame, samples in rows) in its component 'data' (WGCNA's multi-set format): set %d is not",
+                 what, which(!ok)[1L]), call. = FALSE)
+  ng <- vapply(multi, function(s) ncol(s$data), 1L)
+  if (any(ng != ng[1L])) {
+    b <- which(ng != ng[1L])[1L]
+    stop(sprintf("the sets of '%s' must have the same genes (columns): set 1 has %d, set %d has %d",
+                 what, ng[1L], b, ng[b]), call. = FALSE)
+  }
+  list(x = lapply(seq_along(multi), function(s)
+         .me_matrix(multi[[s]]$data, sprintf("%s[[%d]]$data", what, s))),
+       rownames = lapply(multi, function(s) rownames(s$data)))
+}
+
 #' Merge modules whose eigengenes are close, as WGCNA::mergeCloseModules does
 #'
 #' `gpu_merge_close_modules()` merges the modules of `colors` whose
 #' eigengenes are highly correlated, with the arguments, defaults and value
-#' of [WGCNA::mergeCloseModules()] (WGCNA 1.72) for one set of samples: the
+#' of [WGCNA::mergeCloseModules()] (WGCNA 1.72), for one set of samples or
+#' for several (WGCNA's consensus form): the
 #' eigengenes of the modules other than `unassdColor` are computed with
 #' [gpu_module_eigengenes()] (or taken from `MEs`), clustered by average
 #' linkage on their dissimilarity \eqn{1 - cor} (\eqn{1 - |cor|} with
@@ -515,16 +613,36 @@ gpu_module_eigengenes <- function(expr, colors, impute = TRUE, nPC = 1,
 #' ...).  The eigengenes of the merged modules, and their tree, are computed
 #' again when `getNewMEs` asks for them.
 #'
+#' **Several sets.**  `exprData` in WGCNA's multi-set format (a list of
+#' sets, each a list whose `data` is a matrix or data frame, the same genes
+#' in every set) merges consensus modules: each set has its own eigengenes
+#' (WGCNA's `multiSetMEs()`), ordered by the tree of the largest
+#' dissimilarity over the sets (`consensusOrderMEs()`), and the tree that
+#' is cut is that of the consensus dissimilarity: for each pair of
+#' eigengenes the `1 - consensusQuantile` quantile (type 7) over the sets
+#' `useSets` of their dissimilarities, after `equalizeQuantiles` has given
+#' the sets the same distribution of dissimilarities (each value replaced by
+#' the `quantileSummary` over the sets of the values of its rank).  `MEs`,
+#' `oldMEs` and `newMEs` are then lists of sets too, each as
+#' `multiSetMEs()` gives it (`data`, `averageExpr`, `varExplained`, ...; as
+#' in WGCNA the reordered `averageExpr` and `varExplained` take the
+#' eigengenes' column names).  Where WGCNA 1.72 fails, this goes on:
+#' `equalizeQuantiles = TRUE` (WGCNA's reshaping of the equalized
+#' dissimilarities stops with an error) and `useSets` other than all the
+#' sets in order (WGCNA indexes its array of dissimilarities by the set
+#' number); the eigengenes of every set are computed, those of `useSets`
+#' decide the order and the merging.
+#'
 #' The merged colours are WGCNA's; the trees are made as WGCNA makes them
 #' (by fastcluster's hclust when fastcluster is installed, else by
 #' [stats::hclust()]), so their merges and order are WGCNA's and their
 #' heights agree to rounding, and the eigengenes agree with WGCNA's to about
 #' 1e-15.  This runs in R on the CPU whatever `gpucor.backend` says.
 #'
-#' **Differences from WGCNA.**  One set only: `exprData` as a list of sets
-#' (WGCNA's multi-set, consensus form) stops with an error saying that it
-#' is not supported yet, and `useSets` may only be `NULL` or 1;
-#' `consensusQuantile` and `equalizeQuantiles` do nothing for one set
+#' **Differences from WGCNA.**  A list that is not in WGCNA's multi-set
+#' format (a list of matrices, sets with different genes) stops with an
+#' error; for one set `useSets` may only be `NULL` or 1, and
+#' `consensusQuantile` and `equalizeQuantiles` do nothing
 #' (WGCNA's `equalizeQuantiles = TRUE` stops with an error on one set).
 #' Given `MEs` must have the rows of `exprData`, and where they are used
 #' (one column per label of `colors`) columns named `"ME"` and the labels;
@@ -538,14 +656,17 @@ gpu_module_eigengenes <- function(expr, colors, impute = TRUE, nPC = 1,
 #' \[0, 2\] with `useAbs = TRUE`.
 #'
 #' @param exprData expression data: a numeric matrix or data frame, samples
-#'   in rows and genes in columns.
+#'   in rows and genes in columns; or several sets of samples in WGCNA's
+#'   multi-set format (see above).
 #' @param colors the module label of each gene, one per column of
 #'   `exprData` (colours, numbers or a factor).
 #' @param MEs `NULL`, or the eigengenes of the modules (a data frame, as
-#'   [gpu_module_eigengenes()]'s `eigengenes`): they are used when they
+#'   [gpu_module_eigengenes()]'s `eigengenes`; for several sets a list of
+#'   sets, each with its eigengenes in `data`): they are used when they
 #'   have one column per label of `colors` (the unassigned one included),
 #'   and computed again otherwise.
-#' @param useSets `NULL` (or 1: the one set).
+#' @param useSets `NULL` (all sets), or the numbers of the sets whose
+#'   eigengenes decide the merging.
 #' @param impute passed to [gpu_module_eigengenes()].
 #' @param checkDataFormat `TRUE`; `FALSE` stops, as WGCNA does for data
 #'   that is not in its multi-set format.
@@ -557,7 +678,8 @@ gpu_module_eigengenes <- function(expr, colors, impute = TRUE, nPC = 1,
 #'   Pearson correlation).
 #' @param useAbs `TRUE`: dissimilarity \eqn{1 - |cor|}.
 #' @param equalizeQuantiles,quantileSummary,consensusQuantile WGCNA's
-#'   consensus options; nothing to do for one set (checked only).
+#'   consensus options (see above); nothing to do for one set (checked
+#'   only).
 #' @param cutHeight the height at which the tree of the eigengenes is cut.
 #' @param iterate `TRUE`: merge again until nothing merges.
 #' @param relabel `TRUE`: relabel the merged modules by decreasing size.
@@ -598,25 +720,36 @@ gpu_merge_close_modules <- function(exprData, colors, MEs = NULL, useSets = NULL
                                     cutHeight = 0.2, iterate = TRUE, relabel = FALSE,
                                     colorSeq = NULL, getNewMEs = TRUE, getNewUnassdME = TRUE,
                                     trapErrors = FALSE, verbose = 1, indent = 0) {
-  if (is.list(exprData) && !is.data.frame(exprData))
-    stop(paste("gpu_merge_close_modules() takes one set of samples (a matrix or data frame):",
-               "several sets (WGCNA's multi-set, consensus form) are not supported yet"),
-         call. = FALSE)
-  if (!.me_flag(checkDataFormat, "checkDataFormat"))
+  multi <- is.list(exprData) && !is.data.frame(exprData)
+  if (!.me_flag(checkDataFormat, "checkDataFormat") && !multi)
     stop("'exprData' is not in WGCNA's multi-set format (checkDataFormat = FALSE)",
          call. = FALSE)
-  if (!is.null(useSets) && !identical(as.numeric(useSets), 1))
-    stop("'useSets' must be NULL or 1: there is one set", call. = FALSE)
-  rn <- rownames(exprData)
-  x <- .me_matrix(exprData, "exprData")
+  if (multi) {
+    ms <- .ms_sets(exprData, "exprData")
+    xs <- ms$x
+    rns <- ms$rownames
+  } else {
+    rns <- list(rownames(exprData))
+    xs <- list(.me_matrix(exprData, "exprData"))
+  }
+  nsets <- length(xs)
+  use <- seq_len(nsets)
+  if (!is.null(useSets)) {
+    if (!is.numeric(useSets) || anyNA(useSets) || any(useSets != round(useSets)) ||
+        any(useSets < 1) || any(useSets > nsets) || anyDuplicated(useSets))
+      stop(sprintf("'useSets' must be NULL or distinct set numbers between 1 and %d", nsets),
+           call. = FALSE)
+    use <- as.integer(useSets)
+  }
+  x <- xs[[1L]]
   .me_colors(colors, ncol(x), "colors", "exprData")
   if (!is.atomic(unassdColor) || length(unassdColor) != 1L || is.na(unassdColor))
     stop("'unassdColor' must be one label", call. = FALSE)
   impute <- .me_flag(impute, "impute")
   useAbs <- .me_flag(useAbs, "useAbs")
-  .me_flag(equalizeQuantiles, "equalizeQuantiles")
-  .wgcna_choice(quantileSummary, c("mean", "median"), "quantileSummary")
-  .me_number(consensusQuantile, "consensusQuantile", 0)
+  equalizeQuantiles <- .me_flag(equalizeQuantiles, "equalizeQuantiles")
+  quantileSummary <- .wgcna_choice(quantileSummary, c("mean", "median"), "quantileSummary")
+  consensusQuantile <- .me_number(consensusQuantile, "consensusQuantile", 0)
   if (consensusQuantile > 1) stop("'consensusQuantile' must be in [0, 1]", call. = FALSE)
   iterate <- .me_flag(iterate, "iterate")
   relabel <- .me_flag(relabel, "relabel")
@@ -632,11 +765,24 @@ gpu_merge_close_modules <- function(exprData, colors, MEs = NULL, useSets = NULL
   if (cutHeight < 0 || cutHeight > 1 + useAbs)
     stop(sprintf("'cutHeight' must be between 0 and %d", 1L + useAbs), call. = FALSE)
   if (!is.null(MEs)) {
-    if (is.matrix(MEs)) MEs <- as.data.frame(MEs)
-    if (!is.data.frame(MEs)) stop("'MEs' must be a data frame of eigengenes", call. = FALSE)
-    if (nrow(MEs) != nrow(x))
-      stop(sprintf("'MEs' has %d rows, 'exprData' %d (samples)", nrow(MEs), nrow(x)),
-           call. = FALSE)
+    if (multi) {
+      if (!is.list(MEs) || is.data.frame(MEs) || length(MEs) != nsets ||
+          !all(vapply(MEs, function(m) is.list(m) && !is.null(m$data), NA)))
+        stop("'MEs' must be a list of sets as 'exprData' (each with its eigengenes in 'data')",
+             call. = FALSE)
+      for (s in seq_len(nsets)) {
+        if (is.matrix(MEs[[s]]$data)) MEs[[s]]$data <- as.data.frame(MEs[[s]]$data)
+        if (nrow(MEs[[s]]$data) != nrow(xs[[s]]))
+          stop(sprintf("'MEs' has %d rows in set %d, 'exprData' %d (samples)",
+                       nrow(MEs[[s]]$data), s, nrow(xs[[s]])), call. = FALSE)
+      }
+    } else {
+      if (is.matrix(MEs)) MEs <- as.data.frame(MEs)
+      if (!is.data.frame(MEs)) stop("'MEs' must be a data frame of eigengenes", call. = FALSE)
+      if (nrow(MEs) != nrow(x))
+        stop(sprintf("'MEs' has %d rows, 'exprData' %d (samples)", nrow(MEs), nrow(x)),
+             call. = FALSE)
+    }
   }
   spaces <- .wgcna_spaces(indent)
   if (verbose > 0)
@@ -645,25 +791,49 @@ gpu_merge_close_modules <- function(exprData, colors, MEs = NULL, useSets = NULL
   origColors <- colors
   if (is.factor(colors)) colors <- droplevels(colors)
   greyName <- paste0("ME", unassdColor)
-  cache <- .me_cache_for(x)
-  eigengenes <- function(labels, excludeGrey)
-    .me_eigengenes(x, rn, labels, impute, 1, "along average", excludeGrey, unassdColor,
-                   TRUE, FALSE, FALSE, 6, TRUE, verbose - 1, indent + 1, cache)$eigengenes
+  caches <- lapply(xs, .me_cache_for)
+  eigengenes <- function(s, labels, excludeGrey)
+    .me_eigengenes(xs[[s]], rns[[s]], labels, impute, 1, "along average", excludeGrey,
+                   unassdColor, TRUE, FALSE, FALSE, 6, TRUE, verbose - 1, indent + 1,
+                   caches[[s]])
   drop <- function(v) if (is.factor(v)) droplevels(v) else v
+  if (multi) {
+    # WGCNA's multiSetMEs() (each set's moduleEigengenes(), 'eigengenes'
+    # called 'data') in consensusOrderMEs()' order; the dissimilarity is
+    # the consensus of the sets'
+    ordered_MEs <- function(labels, excludeGrey, greyLast) {
+      m <- lapply(seq_len(nsets), function(s) {
+        e <- eigengenes(s, labels, excludeGrey)
+        names(e)[names(e) == "eigengenes"] <- "data"
+        e
+      })
+      names(m) <- names(exprData)
+      .me_order_sets(m, use, useAbs, greyLast, greyName)
+    }
+    diss <- function(MEs)
+      .me_cons_diss(MEs, use, greyName, corFnc, corOptions, useAbs, equalizeQuantiles,
+                    quantileSummary, consensusQuantile)
+    me_names <- function(MEs) names(MEs[[1L]]$data)
+  } else {
+    ordered_MEs <- function(labels, excludeGrey, greyLast)
+      .me_order(eigengenes(1L, labels, excludeGrey)$eigengenes, useAbs, greyLast, greyName)
+    diss <- function(MEs) .me_diss(MEs, greyName, corFnc, corOptions, useAbs)
+    me_names <- function(MEs) names(MEs)
+  }
 
   run <- function() {
     oldMEs <- NULL
     iteration <- 1L
     repeat {
-      if (!is.null(MEs) && length(.me_levels(colors)) == ncol(MEs)) {
+      if (!is.null(MEs) && length(.me_levels(colors)) == length(me_names(MEs))) {
         want <- paste0("ME", .me_levels(colors))
-        if (!setequal(names(MEs), want))
+        if (!setequal(me_names(MEs), want))
           stop(sprintf("the columns of 'MEs' must be named %s (\"ME\" and the labels)",
                        paste(want, collapse = ", ")), call. = FALSE)
       } else {
         if (!is.null(MEs) && verbose > 0)
           message(spaces, "  the number of MEs is not that of the colors: computing the MEs")
-        MEs <- .me_order(eigengenes(colors, TRUE), useAbs, FALSE, greyName)
+        MEs <- ordered_MEs(colors, TRUE, FALSE)
       }
       if (iteration == 1L) oldMEs <- MEs
       levs <- .me_levels(colors)
@@ -677,7 +847,7 @@ gpu_merge_close_modules <- function(exprData, colors, MEs = NULL, useSets = NULL
         break
       }
       nOld <- length(.me_levels(colors))
-      tree <- .me_hclust(stats::as.dist(.me_diss(MEs, greyName, corFnc, corOptions, useAbs)))
+      tree <- .me_hclust(stats::as.dist(diss(MEs)))
       if (iteration == 1L) oldTree <- tree
       branch <- stats::cutree(tree, h = cutHeight)
       merged <- colors
@@ -715,8 +885,8 @@ gpu_merge_close_modules <- function(exprData, colors, MEs = NULL, useSets = NULL
     if (getNewMEs) {
       if (nNew < nOld || relabel || getNewUnassdME) {
         if (verbose > 0) message(spaces, "  calculating the new MEs")
-        newMEs <- .me_order(eigengenes(newColors, !getNewUnassdME), useAbs, TRUE, greyName)
-        d <- .me_diss(newMEs, greyName, corFnc, corOptions, useAbs)
+        newMEs <- ordered_MEs(newColors, !getNewUnassdME, TRUE)
+        d <- diss(newMEs)
         tree <- if (length(d) > 1L) .me_hclust(stats::as.dist(d)) else NULL
       } else newMEs <- MEs
     }

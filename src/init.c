@@ -59,6 +59,7 @@ SEXP gpucor_cutree_tree(SEXP merge, SEXP height, SEXP order, SEXP nmade, SEXP pa
                         SEXP deep);
 SEXP gpucor_module_eigengenes(SEXP x, SEXP code, SEXP nmod, SEXP nve, SEXP threads);
 SEXP gpucor_fingerprint(SEXP x);
+SEXP gpucor_consensus_tom(SEXP d, SEXP from_tom, SEXP pw, SEXP mode, SEXP q, SEXP w, SEXP opts);
 SEXP gpucor_gpu_info(void);
 SEXP gpucor_max_threads(void);
 SEXP gpucor_measures(void);
@@ -130,6 +131,7 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_cutree_tree, 6),
     CALLDEF(gpucor_module_eigengenes, 5),
     CALLDEF(gpucor_fingerprint, 1),
+    CALLDEF(gpucor_consensus_tom, 7),
     CALLDEF(gpucor_gpu_info, 0),
     CALLDEF(gpucor_max_threads, 0),
     CALLDEF(gpucor_gpu_release, 0),

@@ -335,8 +335,10 @@ test_that("gpu_merge_close_modules checks its arguments", {
   col <- rep(c("blue", "grey", "brown"), each = 4)
   expect_error(gpu_merge_close_modules(x, col[-1], verbose = 0),
                "one label per gene .* 11 labels for 12 genes")
-  expect_error(gpu_merge_close_modules(list(list(data = x), list(data = x)), col),
-               "not supported yet")
+  # several sets are WGCNA's list of lists with 'data' (test-consensus.R)
+  expect_error(gpu_merge_close_modules(list(x, x), col), "component 'data'")
+  expect_error(gpu_merge_close_modules(list(list(data = x), list(data = x[, -1])), col),
+               "same genes")
   expect_error(gpu_merge_close_modules(x, col, useSets = 2), "'useSets'")
   expect_error(gpu_merge_close_modules(x, col, cutHeight = 1.5), "between 0 and 1")
   expect_error(gpu_merge_close_modules(x, col, cutHeight = -0.1), "between 0 and 1")
