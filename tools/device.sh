@@ -10,7 +10,7 @@
 #                          [<file>-tests] [sanitize-<file>] [dist-file]
 #                          [sanitize-dist-file] [property] [classes32]
 #                          [reproducers-base] [cov] [sanitize-32] [sanitize-sinks]
-#                          [sanitize-mi] [modules] [sweep] [sweep-profile] [modules-big]
+#                          [sanitize-mi] [modules] [sweep] [sweep-profile] [consensus] [modules-big]
 #   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all;
 #   compare times the GPU cases of bench/compare_case.R with the build of
 #   .bench-base/ -- a carried copy of the code before the change, made with
@@ -200,6 +200,9 @@ modules)
 sweep)
   # issue 38's 24-setting sweep on ALL alone
   Rscript bench/modules_sweep.R 2>&1 | tee "$OUT/sweep.log" | grep -v '^$' | tail -30 ;;
+consensus)
+  # gpu_blockwise_consensus_modules against blockwiseConsensusModules, ALL in two sets
+  Rscript bench/consensus.R 2>&1 | tee "$OUT/consensus.log" | grep -v '^$' | tail -20 ;;
 sweep-profile)
   Rscript bench/sweep_profile.R 2>&1 | tee "$OUT/sweep-profile.log" | tail -60 ;;
 modules-big)
