@@ -130,11 +130,23 @@ test_that("gpu_blockwise_consensus_modules matches WGCNA's network, calibration 
     list(me2, networkCalibration = "none", deepSplit = 3, minModuleSize = 15,
          mergeCutHeight = 0.25, TOMDenom = "mean"),
     list(me2, useMean = TRUE, setWeights = c(2, 1), networkType = "signed hybrid"))
+  not_run <- character(0)
   for (cs in cases) {
     info <- paste(length(cs[[1]]), "sets,", paste(deparse(cs[-1]), collapse = ""))
+    want <- tryCatch(do.call(reference_consensus, cs), error = function(e) e)
+    # WGCNA's "full quantile" calls preprocessCore, whose thread (started
+    # with a fixed small stack) cannot start in a process that loaded
+    # CUDA's libraries (pthread_create() error 22): no reference there
+    if (inherits(want, "error") && grepl("pthread_create", conditionMessage(want))) {
+      not_run <- c(not_run, info)
+      next
+    }
     expect_same_consensus(do.call(gpu_blockwise_consensus_modules, c(cs, verbose = 0)),
-                          do.call(reference_consensus, cs), info)
+                          want, info)
   }
+  if (length(not_run))
+    skip(paste("the reference failed in preprocessCore (pthread_create) for:",
+               paste(not_run, collapse = "; ")))
 })
 
 test_that("gpu_blockwise_consensus_modules returns WGCNA's calibration sample and consensus TOM file", {
