@@ -23,11 +23,11 @@
 #' BiocNeighbors counts it); and only the counts when both `get.*` are
 #' `FALSE`.  The distances are `"Euclidean"`, `"Manhattan"`, and
 #' BiocNeighbors' `"Cosine"` (the Euclidean distance between the rows
-#' scaled to unit length, \eqn{\sqrt{2 - 2\cos}}, not \eqn{1 - \cos}).
+#' scaled to unit length, `sqrt(2 - 2 * cos)`, not `1 - cos`).
 #'
 #' What differs from BiocNeighbors:
 #' * Distances are exact: coordinate differences, never
-#'   \eqn{|x|^2 + |y|^2 - 2 x \cdot y}, so a copied point is at distance 0.
+#'   `|x|^2 + |y|^2 - 2 x.y`, so a copied point is at distance 0.
 #'   Equal distances are broken by the smaller index (BiocNeighbors'
 #'   exhaustive search gives the same order), and no "tied distances"
 #'   warning is given (`warn.ties` is accepted and ignored): the order of
@@ -45,16 +45,20 @@
 #'   each search uploads it to the GPU again (the upload is small next to
 #'   an exhaustive search).
 #'
-#' BiocNeighbors 2.x plugs backends in differently: `defineBuilder()`
-#' returns a builder object whose methods build a prebuilt index and whose
-#' `findKNN`/`queryKNN`/`findDistance`/`queryNeighbors` work on it
-#' (`*FromIndex` generics, C++ searchers behind an external pointer).
-#' Carrying this backend there means defining `defineBuilder()` for
-#' `GpucorParam` (returning the index as an R-level object), the
-#' `*FromIndex` methods calling the same four searches as here
-#' (`.gpucor_bn_knn()` and `.gpucor_bn_range()`), and following 2.x's value
-#' shapes (indices of a query as in 1.16; `findDistance()` returning the
-#' k-th distance alone); the searches themselves do not change.
+#' BiocNeighbors 2.x plugs backends in differently: its searches dispatch
+#' on the index that `buildIndex(X, BNPARAM =)` returns, and a backend either
+#' gives `defineBuilder()` an external pointer to a C++ `BiocNeighbors::Builder`
+#' (knncolle's interface: gpucor's engine would then sit behind C++ builder
+#' and searcher classes, compiled against BiocNeighbors' headers), or
+#' defines its own `BiocNeighborIndex` subclass with methods of
+#' `findKNN()`, `queryKNN()`, `findNeighbors()`, `queryNeighbors()`,
+#' `findDistance()` and `queryDistance()` for it.  The second is what
+#' carrying `GpucorParam` over would take, at the R level as here: the
+#' `buildIndex()` method and the index class kept, the search methods
+#' declared again on 2.x's signatures and arguments (the index first)
+#' around the same two searches (`.gpucor_bn_knn()`, `.gpucor_bn_range()`),
+#' and `findDistance()`/`queryDistance()` (the k-th distance alone) added;
+#' the engine does not change.
 #'
 #' The class and its methods are defined when gpucor is loaded and
 #' BiocNeighbors is installed (BiocNeighbors is only suggested: gpucor works
