@@ -38,8 +38,11 @@
 #' * `raw.index` is accepted and changes nothing: the index keeps the
 #'   points in their own order.
 #' * `BPPARAM`: with more than one worker, [gpu_knn()]'s own `BPPARAM`
-#'   shares the points among them (a GPU each, or a share of the threads);
-#'   range searches run in the calling process.  The answers are the same.
+#'   shares the points among them (a GPU each, or a share of the threads),
+#'   except a `MulticoreParam` where the GPU may be used (`backend` not
+#'   `"cpu"`: a forked process cannot use CUDA), which is left out, as it is
+#'   for the range searches: those run in the calling process.  The
+#'   answers are the same.
 #' * The index ([BiocNeighbors::buildIndex()]'s value, of class
 #'   `GpucorIndex`, a `BiocNeighborIndex`) holds the data on the host;
 #'   each search uploads it to the GPU again (the upload is small next to
@@ -213,8 +216,14 @@ GpucorParam <- function(distance = c("Euclidean", "Manhattan", "Cosine"),
   out
 }
 
-.bn_workers <- function(BPPARAM)
-  if (is.null(BPPARAM) || BiocParallel::bpnworkers(BPPARAM) < 2L) NULL else BPPARAM
+# BPPARAM for gpu_knn(): none with one worker; none for a MulticoreParam
+# that could reach the GPU (a fork cannot use CUDA: R/parallel.R), which
+# BiocNeighbors' users often pass for its own searches.
+.bn_workers <- function(BPPARAM, backend) {
+  if (is.null(BPPARAM) || BiocParallel::bpnworkers(BPPARAM) < 2L ||
+      (inherits(BPPARAM, "MulticoreParam") && backend != "cpu")) NULL
+  else BPPARAM
+}
 
 # findKNN() (query NULL) and queryKNN().
 .gpucor_bn_knn <- function(index, k, query = NULL, get.index = TRUE, get.distance = TRUE,
@@ -234,7 +243,7 @@ GpucorParam <- function(distance = c("Euclidean", "Manhattan", "Cosine"),
   if (!is.numeric(last) || length(last) != 1L || is.na(last) || last < 1)
     stop("'last' must be a whole number >= 1")
   last <- min(last, k)
-  bp <- .bn_workers(BPPARAM)
+  bp <- .bn_workers(BPPARAM, index@backend)
   run <- function(q, kk) {
     if (kk < 1) return(list(index = matrix(0L, NROW(q), 0L), distance = matrix(0, NROW(q), 0L)))
     gpu_knn(x, kk, .bn_method(index), query = q, backend = index@backend,
@@ -281,6 +290,8 @@ GpucorParam <- function(distance = c("Euclidean", "Manhattan", "Cosine"),
   if (missing(threshold) || !is.numeric(threshold) || length(threshold) < 1L ||
       anyNA(threshold))
     stop("'threshold' must be a number, or one per point")
+  # BiocNeighbors' rule (its searches stop there)
+  if (any(threshold <= 0)) stop("'threshold' should be positive")
   if (!is.null(query)) {
     q <- .bn_points(query, transposed, "query", index@distance)
     if (ncol(q) != ncol(x))
@@ -305,7 +316,7 @@ GpucorParam <- function(distance = c("Euclidean", "Manhattan", "Cosine"),
       r$distance[[i]] <- r$distance[[i]][ok]
     }
   }
-  if (!get.index && !get.distance) return(lengths(r$index))
+  if (!get.index && !get.distance) return(unname(lengths(r$index)))
   out <- list()
   if (get.index) out$index <- unname(r$index)
   if (get.distance) out$distance <- unname(r$distance)

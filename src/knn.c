@@ -251,7 +251,7 @@ SEXP gpucor_range(SEXP x, SEXP query, SEXP method, SEXP power, SEXP threshold, S
     /* self: without a query, each row its own neighbour at distance 0, as
      * BiocNeighbors' range search counts it (GpucorParam: complete data,
      * whose distance of a row to itself is 0) */
-    int with_self = asLogical(self) == TRUE && isNull(query);
+    int with_self = asLogical(self) == TRUE && isNull(query) && asReal(threshold) >= 0;
     if (TYPEOF(x) != REALSXP || !isMatrix(x)) error("'x' must be a double matrix");
     const gc_measure *m = gpucor_measure_arg(method, MEASURE_ROWS);
     size_t n = (size_t) nrows(x), p = (size_t) ncols(x), nq = n;

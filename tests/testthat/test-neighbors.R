@@ -90,8 +90,18 @@ test_that("gpu_knn(query =, BPPARAM =): the workers' shares give the same neighb
   q <- rbind(rmat(25, 4), x[1:3, ])
   for (b in test_backends()) {
     want <- gpu_knn(x, 5, query = q, backend = b)
-    got <- gpu_knn(x, 5, query = q, backend = b, BPPARAM = BiocParallel::MulticoreParam(2))
+    # (a fork cannot use CUDA: socket workers for the GPU)
+    bp <- if (b == "gpu") BiocParallel::SnowParam(2) else BiocParallel::MulticoreParam(2)
+    got <- gpu_knn(x, 5, query = q, backend = b, BPPARAM = bp)
     expect_identical(got, want, info = paste(b, info))
+  }
+  skip_if_not_installed("BiocNeighbors")
+  # GpucorParam leaves a MulticoreParam out where the GPU may be used
+  for (b in c("cpu", "auto")) {
+    gp <- GpucorParam(backend = b)
+    expect_identical(BiocNeighbors::queryKNN(x, q, 4, BNPARAM = gp,
+                                             BPPARAM = BiocParallel::MulticoreParam(2)),
+                     BiocNeighbors::queryKNN(x, q, 4, BNPARAM = gp), info = paste(b, info))
   }
 })
 
@@ -107,13 +117,14 @@ test_that("gpu_range(): every row of x within the threshold, with and without a 
     thr <- stats::quantile(dx, 0.1, na.rm = TRUE, names = FALSE)
     for (b in test_backends()) {
       lab <- paste(method, b, info)
-      got <- gpu_range(x, thr, method, query = q, backend = b)
+      # (a constant row of the tied ones: "the standard deviation is zero")
+      got <- suppressWarnings(gpu_range(x, thr, method, query = q, backend = b))
       want <- lapply(seq_len(nrow(q)), function(j) which(dq[, j] <= thr))
       expect_identical(unname(got$index), want, info = lab)
       expect_equal(unname(got$distance), lapply(seq_len(nrow(q)), function(j) dq[want[[j]], j]),
                    tolerance = 1e-12, info = lab)
       expect_identical(names(got$index), rownames(q), info = lab)
-      got <- gpu_range(x, thr, method, backend = b)
+      got <- suppressWarnings(gpu_range(x, thr, method, backend = b))
       want <- lapply(seq_len(nrow(x)), function(i) which(dx[, i] <= thr))
       expect_identical(got$index, want, info = lab)
       expect_equal(got$distance, lapply(seq_len(nrow(x)), function(i) dx[want[[i]], i]),
@@ -122,8 +133,11 @@ test_that("gpu_range(): every row of x within the threshold, with and without a 
   }
   # copies are at distance 0: within a threshold of 0, and nothing else is
   got <- gpu_range(x, 0)
-  expect_identical(got$index[[31]], c(33L, 40L))
-  expect_identical(got$index[[1]], integer(0))
+  d0 <- as.matrix(stats::dist(x))
+  diag(d0) <- NA
+  expect_identical(got$index, lapply(seq_len(nrow(x)), function(i) unname(which(d0[, i] == 0))))
+  expect_true(all(c(33L, 40L) %in% got$index[[31]]))
+  expect_identical(unique(gpu_range(x, -1)$index), list(integer(0)))
   expect_error(gpu_range(x), "'threshold' must be a single number")
   expect_error(gpu_range(x, c(1, 2)), "'threshold' must be a single number")
   expect_error(gpu_range(x, 1, query = rmat(2, 4)), "'query' must have the 3 columns")
@@ -267,6 +281,15 @@ test_that("GpucorParam: findNeighbors() and queryNeighbors() as the exhaustive r
                                            distance = distance), info = lab)
       got <- BiocNeighbors::queryNeighbors(x, q, thr, get.index = FALSE, BNPARAM = gp)
       expect_identical(names(got), "distance")
+      xr <- x
+      rownames(xr) <- paste0("cell", seq_len(nrow(x)))
+      expect_identical(
+        BiocNeighbors::findNeighbors(xr, thr, get.index = FALSE, get.distance = FALSE, BNPARAM = gp),
+        BiocNeighbors::rangeFindExhaustive(xr, thr, get.index = FALSE, get.distance = FALSE,
+                                           distance = distance), info = lab)
+      same(BiocNeighbors::findNeighbors(xr, thr, BNPARAM = gp),
+           BiocNeighbors::rangeFindExhaustive(xr, thr, distance = distance), "row names")
+      expect_null(names(BiocNeighbors::findNeighbors(xr, thr, BNPARAM = gp)$index))
     }
   }
 })
@@ -299,7 +322,7 @@ test_that("GpucorParam: bad input is a clear error", {
   x <- rmat(20, 3)
   expect_error(GpucorParam("Minkowski"), "'arg' should be one of")
   expect_error(GpucorParam(backend = "tpu"), "'backend' must be one of")
-  gp <- GpucorParam()
+  gp <- GpucorParam(backend = "auto")
   expect_s4_class(gp, "BiocNeighborParam")
   expect_output(print(gp), "backend: auto")
   expect_error(BiocNeighbors::findKNN(x, 0, BNPARAM = gp), "'k' must be a whole number")
@@ -312,6 +335,9 @@ test_that("GpucorParam: bad input is a clear error", {
   expect_error(BiocNeighbors::queryNeighbors(x, rmat(2, 4), 1, BNPARAM = gp),
                "'query' must have the 3 dimensions")
   expect_error(BiocNeighbors::findNeighbors(x, c(1, 2), BNPARAM = gp), "length of 'threshold'")
+  expect_error(BiocNeighbors::findNeighbors(x, 0, BNPARAM = gp), "'threshold' should be positive")
+  expect_error(BiocNeighbors::queryNeighbors(x, x, -1, BNPARAM = gp),
+               "'threshold' should be positive")
   expect_error(BiocNeighbors::findKNN(x, 2, subset = 25, BNPARAM = gp), "out of range")
   x0 <- x
   x0[4, ] <- 0
