@@ -343,3 +343,27 @@ test_that("GpucorParam: bad input is a clear error", {
   x0[4, ] <- 0
   expect_error(BiocNeighbors::findKNN(x0, 2, BNPARAM = GpucorParam("Cosine")), "L2 norms of zero")
 })
+
+test_that("gpu_knn(query =) and gpu_range() on the GPU in single precision", {
+  skip_if_no_gpu()
+  info <- new_seed()
+  x <- rmat(300, 20)
+  q <- rbind(rmat(40, 20), x[7, ])                # the last query copies a row of x
+  for (method in c("euclidean", "manhattan", "maximum", "canberra", "minkowski")) {
+    lab <- paste(method, info)
+    want <- gpu_knn(x, 5, method, p = 3, query = q, backend = "cpu")
+    got <- gpu_knn(x, 5, method, p = 3, query = q, backend = "gpu", precision = "single")
+    expect_equal(got$distance, want$distance, tolerance = 1e-5, info = lab)
+    expect_identical(got$index[, 1], want$index[, 1], info = lab)
+    expect_identical(got$distance[nrow(q), 1], 0, info = lab)   # the copied row
+    # every row clearly within the threshold is there, none clearly beyond
+    # (float's rounding decides those within 1e-5 of it)
+    d <- cross_dist(x, q, method, p = 3)
+    thr <- stats::median(want$distance)
+    r <- gpu_range(x, thr, method, p = 3, query = q, backend = "gpu", precision = "single")
+    for (j in seq_len(nrow(q))) {
+      expect_true(all(which(d[, j] < thr * (1 - 1e-5)) %in% r$index[[j]]), info = lab)
+      expect_true(all(d[r$index[[j]], j] <= thr * (1 + 1e-5)), info = lab)
+    }
+  }
+})
