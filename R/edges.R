@@ -297,36 +297,56 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
 #' distances (rows with no coordinate in common) are no neighbours; a row
 #' with fewer than `k` neighbours gets `NA` in the remaining places.
 #'
+#' With a `query`, each row of `query` gets its `k` nearest rows of `x`
+#' (a search of new points among reference points, as
+#' `BiocNeighbors::queryKNN()` makes it): the distances between the two
+#' sets only (never those within `x` or within `query`), no row left out
+#' (a query row equal to a row of `x` has it as its nearest, at distance
+#' 0), `k` from 1 to `nrow(x)`, and neither matrix may hold `NA`.  The
+#' metrics that are correlations (`"correlation"`, `"abscorrelation"`,
+#' `"spearman"`, `"cosine"`, `"kendall"`) run on the CPU engine with a
+#' query; the others on the GPU too.  [gpu_range()] finds every neighbour
+#' within a distance instead of the `k` nearest.
+#'
 #' @param x a numeric matrix (rows are the items), or what [gpu_dist()]
 #'   takes.
-#' @param k the number of neighbours, from 1 to `nrow(x) - 1`.
+#' @param k the number of neighbours, from 1 to `nrow(x) - 1` (to
+#'   `nrow(x)` with a `query`).
 #' @param method any [gpu_dist()] method: `"euclidean"`, `"manhattan"`,
 #'   `"maximum"`, `"canberra"`, `"minkowski"` (with `p`), `"correlation"`,
 #'   `"abscorrelation"`, `"spearman"`, `"cosine"`, ...
 #' @param p the power of the Minkowski distance.
+#' @param query `NULL` (each row of `x` among the others), or a numeric
+#'   matrix with the columns of `x`, whose rows are searched for among the
+#'   rows of `x`.
 #' @param backend,precision,devices,verbose as for [gpu_dist()].
 #' @param assay for a `SummarizedExperiment`, which assay.
 #' @param BPPARAM `NULL` (default), or a `BiocParallel::BiocParallelParam`:
-#'   the rows are shared among its workers as [gpu_cor_edges()] shares its
-#'   columns; each worker finds every row's nearest among the rows of its
-#'   share, and the main process merges them (ties again to the smaller
-#'   index): the same neighbours as without `BPPARAM`.  Every worker needs
-#'   the whole of `x`: workers on this machine read it from one file the
-#'   main process writes once (option `gpucor.bp_file_bytes` in
-#'   [gpucor_options]), workers elsewhere receive it in their job.
-#' @return `list(index, distance)`: `nrow(x) x k` matrices, nearest first
-#'   (the shape of `BiocNeighbors::findKNN()`), with the row names of `x`
-#'   as row names.
-#' @seealso [gpu_dist()], [gpu_cor_edges()]
+#'   the rows (of `query`, when given) are shared among its workers as
+#'   [gpu_cor_edges()] shares its columns; each worker finds every row's
+#'   nearest among the rows of its share, and the main process merges them
+#'   (ties again to the smaller index): the same neighbours as without
+#'   `BPPARAM`.  Every worker needs the whole of `x`: workers on this
+#'   machine read it from one file the main process writes once (option
+#'   `gpucor.bp_file_bytes` in [gpucor_options]), workers elsewhere receive
+#'   it in their job.
+#' @return `list(index, distance)`: `nrow(x) x k` matrices (`nrow(query) x
+#'   k` with a query), nearest first (the shape of
+#'   `BiocNeighbors::findKNN()`), with the row names of `x` (of `query`) as
+#'   row names; `index` holds row numbers of `x`.
+#' @seealso [gpu_range()], [GpucorParam()], [gpu_dist()], [gpu_cor_edges()]
 #' @examples
 #' x <- matrix(rnorm(200 * 5), 200, 5)
 #' nn <- gpu_knn(x, k = 3)
 #' head(nn$index)
+#' # the 3 nearest rows of x to each of 10 new points
+#' q <- matrix(rnorm(10 * 5), 10, 5)
+#' gpu_knn(x, k = 3, query = q)$index
 #' @export
 gpu_knn <- function(x, k, method = c("euclidean", "manhattan", "maximum", "canberra",
                                      "minkowski", "correlation", "abscorrelation",
                                      "spearman", "cosine", "binary", "kendall"),
-                    p = 2, backend = getOption("gpucor.backend", "auto"),
+                    p = 2, query = NULL, backend = getOption("gpucor.backend", "auto"),
                     precision = c("double", "single"),
                     devices = getOption("gpucor.devices", 0L),
                     verbose = getOption("gpucor.verbose", FALSE), assay = 1L,
@@ -334,30 +354,34 @@ gpu_knn <- function(x, k, method = c("euclidean", "manhattan", "maximum", "canbe
   .check_common()
   method <- match.arg(method)
   m <- .dist_method(method, p)
-  x <- .as_input(x, "x", assay, FALSE)
-  x <- as.matrix(x)
-  if (!(is.numeric(x) || is.logical(x)) || !is.atomic(x)) stop("'x' must be numeric")
-  x <- .as_double_matrix(x)
+  x <- .knn_input(x, "x", assay)
+  if (!is.null(query)) query <- .knn_query(query, x, assay)
+  nref <- nrow(x) - is.null(query)
   if (missing(k) || !is.numeric(k) || length(k) != 1L || is.na(k) || k < 1 ||
       k != floor(k))
     stop("'k' must be a whole number >= 1")
-  if (k > nrow(x) - 1) stop(sprintf("'k' must be at most nrow(x) - 1 = %d", nrow(x) - 1L))
-  .memory_guard(8 * 2 * as.double(nrow(x)) * (ncol(x) + 4 + 2 * k),
+  if (k > nref)
+    stop(if (is.null(query)) sprintf("'k' must be at most nrow(x) - 1 = %d", nref)
+         else sprintf("'k' must be at most nrow(x) = %d", nref))
+  nq <- if (is.null(query)) nrow(x) else nrow(query)
+  .memory_guard(8 * 2 * (as.double(nrow(x)) * (ncol(x) + 4) + as.double(nq) * (ncol(x) + 2 * k)),
                 "gpu_knn(): the engine's copy of the input and the neighbours", "")
-  backend <- .dist_backend(backend, x, m)
-  anyna <- !m %in% .stats_dist_methods && anyNA(x)
+  backend <- .dist_backend(backend, x, m, n = sqrt(2 * as.double(nrow(x)) * nq / (1 + is.null(query))),
+                           has_na = is.null(query) && anyNA(x))
+  anyna <- is.null(query) && !m %in% .stats_dist_methods && anyNA(x)
   # with BPPARAM the workers find each row's nearest among their shares of
-  # the columns, and these are merged here
-  bp <- !is.null(BPPARAM) && nrow(x) > 1L && ncol(x) > 0L
+  # the columns (the query's rows), and these are merged here
+  bp <- !is.null(BPPARAM) && nq > is.null(query) && ncol(x) > 0L
   if (bp) {
     .bp_gpu_check(BPPARAM, backend)
-    jobs <- .bp_shares(nrow(x), BPPARAM, devices)
+    jobs <- .bp_shares(nq, BPPARAM, devices)
   }
   r <- .engine_call({
     parts <- if (bp)
-      .bp_share_run(jobs, .bp_knn_part, BPPARAM, x = x, m = m, p = as.double(p),
-                    k = as.double(k), anyna = anyna, backend = backend, precision = precision)
-    .Call(C_gpucor_knn, x, m, as.double(p), as.double(k), anyna,
+      .bp_share_run(jobs, .bp_knn_part, BPPARAM, x = x, query = query, m = m,
+                    p = as.double(p), k = as.double(k), anyna = anyna, backend = backend,
+                    precision = precision)
+    .Call(C_gpucor_knn, x, query, m, as.double(p), as.double(k), anyna,
           .engine_opts(backend, precision, verbose, devices), parts)
   }, "gpu_knn", backend, precision, devices, verbose,
   report = if (bp) function(s, th) .bp_report("gpu_knn", 1L, jobs, backend, BPPARAM, s))
@@ -365,12 +389,107 @@ gpu_knn <- function(x, k, method = c("euclidean", "manhattan", "maximum", "canbe
   if (isTRUE(attr(r, "sd0"))) warning("the standard deviation is zero")
   out <- list(index = r[[1L]], distance = r[[2L]])
   if (.opt("gpucor.profile")) attr(out, "timing") <- attr(r, "timing")
-  rn <- rownames(x)
+  rn <- rownames(if (is.null(query)) x else query)
   if (!is.null(rn)) rownames(out$index) <- rownames(out$distance) <- rn
   out
 }
 
 # One worker's nearest neighbours among its ranges of columns.
-.bp_knn_part <- function(ranges, device, x, m, p, k, anyna, backend, precision)
-  .Call(C_gpucor_knn, x, m, p, k, anyna,
+.bp_knn_part <- function(ranges, device, x, query, m, p, k, anyna, backend, precision)
+  .Call(C_gpucor_knn, x, query, m, p, k, anyna,
         .engine_opts(backend, precision, FALSE, device, cols = ranges), NULL)
+
+# gpu_knn()'s and gpu_range()'s x: a double matrix whose rows are the items.
+.knn_input <- function(x, what, assay) {
+  x <- .as_input(x, what, assay, FALSE)
+  x <- as.matrix(x)
+  if (!(is.numeric(x) || is.logical(x)) || !is.atomic(x))
+    stop(sprintf("'%s' must be numeric", what))
+  .as_double_matrix(x)
+}
+
+# A query as a double matrix with the columns of x; neither may hold NA
+# (a search between two sets has no stats rule to follow for them).
+.knn_query <- function(query, x, assay) {
+  query <- .knn_input(query, "query", assay)
+  if (ncol(query) != ncol(x))
+    stop(sprintf("'query' must have the %d columns of 'x', not %d", ncol(x), ncol(query)))
+  if (anyNA(x)) stop("'x' has NA or NaN values: a search with a 'query' takes none")
+  if (anyNA(query)) stop("'query' has NA or NaN values")
+  query
+}
+
+#' Every neighbour within a distance, as gpu_dist() measures it
+#'
+#' `gpu_range()` finds, for each row of `x` (or of `query`), every row of
+#' `x` at a distance of at most `threshold`, by any [gpu_dist()] metric:
+#' the engine makes the distances panel by panel and keeps only the pairs
+#' within the threshold, so no `dist` is stored.  Exact in double precision
+#' (the distances are `gpu_dist()`'s, differences of coordinates); a row is
+#' not its own neighbour (without a `query`), and `NA` distances are no
+#' neighbours.  This is the range search of `BiocNeighbors::findNeighbors()`
+#' and `queryNeighbors()` (their exhaustive `rangeFindExhaustive()` and
+#' `rangeQueryExhaustive()`), and its value has their shape.
+#'
+#' A function of its own rather than a `threshold` argument of
+#' [gpu_knn()], as BiocNeighbors separates `findKNN()` from
+#' `findNeighbors()`: the value is another shape (lists of varying length,
+#' not matrices) and `k` has no meaning here.
+#'
+#' @inheritParams gpu_knn
+#' @param threshold the largest distance of a neighbour (`<=`), a number.
+#' @param query `NULL` (each row of `x` among the others), or a numeric
+#'   matrix with the columns of `x`, whose rows are searched for among the
+#'   rows of `x` (neither may hold `NA`); with a query, the correlation
+#'   metrics run on the CPU engine.
+#' @return `list(index, distance)`: two lists with an element per row of
+#'   `x` (of `query`), named by its row names: the row numbers of `x`
+#'   within `threshold`, ascending, and their distances.
+#' @seealso [gpu_knn()], [GpucorParam()]
+#' @examples
+#' x <- matrix(rnorm(200 * 5), 200, 5)
+#' nb <- gpu_range(x, threshold = 1)
+#' lengths(nb$index)[1:10]
+#' gpu_range(x, 1.5, query = x[1:3, ] + 0.1)$index
+#' @export
+gpu_range <- function(x, threshold, method = c("euclidean", "manhattan", "maximum", "canberra",
+                                               "minkowski", "correlation", "abscorrelation",
+                                               "spearman", "cosine", "binary", "kendall"),
+                      p = 2, query = NULL, backend = getOption("gpucor.backend", "auto"),
+                      precision = c("double", "single"),
+                      devices = getOption("gpucor.devices", 0L),
+                      verbose = getOption("gpucor.verbose", FALSE), assay = 1L) {
+  .check_common()
+  method <- match.arg(method)
+  .range_search(x, threshold, method, p, query, backend, precision, devices, verbose, assay,
+                self = FALSE)
+}
+
+# gpu_range(); self: each row of x (without a query) its own neighbour
+# (GpucorParam's findNeighbors(), as BiocNeighbors counts it).
+.range_search <- function(x, threshold, method, p, query, backend, precision, devices,
+                          verbose, assay, self) {
+  m <- .dist_method(method, p)
+  x <- .knn_input(x, "x", assay)
+  if (!is.null(query)) query <- .knn_query(query, x, assay)
+  if (missing(threshold) || !is.numeric(threshold) || length(threshold) != 1L ||
+      is.na(threshold))
+    stop("'threshold' must be a single number")
+  nq <- if (is.null(query)) nrow(x) else nrow(query)
+  .memory_guard(8 * 2 * (as.double(nrow(x)) + nq) * (ncol(x) + 4),
+                "gpu_range(): the engine's copy of the input", "")
+  backend <- .dist_backend(backend, x, m, n = sqrt(2 * as.double(nrow(x)) * nq / (1 + is.null(query))),
+                           has_na = is.null(query) && anyNA(x))
+  anyna <- is.null(query) && !m %in% .stats_dist_methods && anyNA(x)
+  r <- .engine_call(
+    .Call(C_gpucor_range, x, query, m, as.double(p), as.double(threshold), anyna,
+          .engine_opts(backend, precision, verbose, devices), self),
+    "gpu_range", backend, precision, devices, verbose)
+  if (isTRUE(attr(r, "nonfinite"))) warning("treating non-finite values as NA")
+  if (isTRUE(attr(r, "sd0"))) warning("the standard deviation is zero")
+  out <- list(index = r[[1L]], distance = r[[2L]])
+  if (.opt("gpucor.profile")) attr(out, "timing") <- attr(r, "timing")
+  rn <- rownames(if (is.null(query)) x else query)
+  if (!is.null(rn)) names(out$index) <- names(out$distance) <- rn
+  out
+}

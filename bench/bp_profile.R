@@ -23,5 +23,5 @@ d <- tempfile("gpucor-parts-"); dir.create(d)
 cat("the part to a file (.bp_stash):", t(s <- gpucor:::.bp_stash(p, d, 2^23, 8L)), "s; read back:",
     t(gpucor:::.bp_unstash(s)), "s\n")
 unlink(d, recursive = TRUE)
-cat("merge in the main process:", t(r <- .Call(gpucor:::C_gpucor_knn, x, "euclidean", 2, 15, FALSE,
+cat("merge in the main process:", t(r <- .Call(gpucor:::C_gpucor_knn, x, NULL, "euclidean", 2, 15, FALSE,
     gpucor:::.engine_opts("gpu", "double"), list(p))), "s\n")

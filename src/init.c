@@ -43,8 +43,10 @@ SEXP gpucor_hclust(SEXP data, SEXP size, SEXP method, SEXP members, SEXP metric,
                    SEXP power, SEXP opts, SEXP inplace);
 SEXP gpucor_cutree_hybrid(SEXP merge, SEXP height, SEXP dist, SEXP size, SEXP params,
                           SEXP flags, SEXP external, SEXP opts);
-SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
+SEXP gpucor_knn(SEXP x, SEXP query, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
                 SEXP parts);
+SEXP gpucor_range(SEXP x, SEXP query, SEXP method, SEXP power, SEXP threshold, SEXP anyna,
+                  SEXP opts, SEXP self);
 SEXP gpucor_bicor_prep(SEXP x, SEXP params, SEXP opts);
 SEXP gpucor_shrink_scale(SEXP x, SEXP w, SEXP opts);
 SEXP gpucor_crossprod(SEXP a, SEXP b, SEXP rows, SEXP opts);
@@ -113,7 +115,8 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_edges_finish, 1),
     CALLDEF(gpucor_edges_end, 1),
     CALLDEF(gpucor_edges_pass, 8),
-    CALLDEF(gpucor_knn, 7),
+    CALLDEF(gpucor_knn, 8),
+    CALLDEF(gpucor_range, 8),
     CALLDEF(gpucor_apsp, 7),
     CALLDEF(gpucor_aracne, 4),
     CALLDEF(gpucor_clr_mrnet, 3),

@@ -1,8 +1,12 @@
 /*
- * knn.c -- .Call entry point of gpu_knn(): one pass of the engine over the
- * distances between rows into the selecting sink's heaps (engine/select.h),
- * each row's k nearest; with BiocParallel, the workers' parts merged.  The
- * R side (R/edges.R) has prepared the input as for gpu_dist().
+ * knn.c -- .Call entry points of gpu_knn() and gpu_range(): one pass of the
+ * engine over the distances between rows into the selecting sink
+ * (engine/select.h): heaps, each row's k nearest; or the collected pairs
+ * within a distance.  Without a query the rows of x against each other (the
+ * pairs i > j of a symmetric result); with one, the p x q result of x's
+ * rows against the query's, where only the query's columns keep heaps.
+ * With BiocParallel, the workers' parts merged.  The R side (R/edges.R,
+ * R/neighbors.R) has prepared the input as for gpu_dist().
  */
 #include <R.h>
 #include <Rinternals.h>
@@ -25,7 +29,8 @@
 
 /* Checks the parts and counts in held[] the parts that hold each row
  * (at most 2); NULL, or what is wrong. */
-static const char *knn_parts_check(SEXP parts, size_t n, size_t k, unsigned char *held)
+static const char *knn_parts_check(SEXP parts, size_t n, size_t nref, size_t k,
+                                   unsigned char *held)
 {
     if (!isNewList(parts)) return "parts";
     for (R_xlen_t w = 0; w < XLENGTH(parts); w++) {
@@ -42,7 +47,7 @@ static const char *knn_parts_check(SEXP parts, size_t n, size_t k, unsigned char
             if (held[row[r] - 1] < 2) held[row[r] - 1]++;
         }
         for (size_t a = 0; a < nrow * k; a++)
-            if (idx[a] != NA_INTEGER && (idx[a] < 1 || (size_t) idx[a] > n)) return "index";
+            if (idx[a] != NA_INTEGER && (idx[a] < 1 || (size_t) idx[a] > nref)) return "index";
     }
     return NULL;
 }
@@ -101,17 +106,31 @@ static void knn_parts_copy(SEXP parts, size_t k, const unsigned char *held, SEXP
     }
 }
 
+/* The query's rows, or NULL: x against itself (*nq its rows). */
+static const double *knn_query(SEXP query, size_t p, size_t *nq)
+{
+    if (isNull(query)) return NULL;
+    if (TYPEOF(query) != REALSXP || !isMatrix(query) || (size_t) ncols(query) != p)
+        error("'query' must be a double matrix with the columns of 'x'");
+    *nq = (size_t) nrows(query);
+    if (*nq > UINT32_MAX) error("too many rows");
+    return REAL(query);
+}
+
 /* parts: NULL, or the results of BiocParallel's workers, each of its
  * share of the columns (R/edges.R): their neighbours are merged (above)
- * instead of running the engine, and the flags kept. */
-SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
+ * instead of running the engine, and the flags kept.  query: NULL, or the
+ * rows whose neighbours among x's rows are found (no self to leave out, k
+ * up to nrow(x)). */
+SEXP gpucor_knn(SEXP x, SEXP query, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
                 SEXP parts)
 {
     if (TYPEOF(x) != REALSXP || !isMatrix(x)) error("'x' must be a double matrix");
     const gc_measure *m = gpucor_measure_arg(method, MEASURE_ROWS);
-    size_t n = (size_t) nrows(x), p = (size_t) ncols(x);
+    size_t n = (size_t) nrows(x), p = (size_t) ncols(x), nq = n;
+    const double *qy = knn_query(query, p, &nq);
     double kd = asReal(kk);
-    if (ISNAN(kd) || kd < 1 || (n > 0 && kd > (double) n - 1)) error("invalid 'k'");
+    if (ISNAN(kd) || kd < 1 || (n > 0 && kd > (double) n - (qy ? 0 : 1))) error("invalid 'k'");
     if (n > UINT32_MAX) error("too many rows");
     size_t k = (size_t) kd;
     gc_opts o;
@@ -124,12 +143,14 @@ SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
 
     gc_select s;
     memset(&s, 0, sizeof s);
-    s.symmetric = 1;
-    s.p = s.q = n;
+    s.symmetric = qy == NULL;
+    s.cols_only = qy != NULL;
+    s.p = n;
+    s.q = nq;
     s.strength = STRENGTH_NEG;
     s.mode = SEL_HEAPS;
     s.k = k;
-    gc_sink sink = {.kind = SINK_SELECT, .epilogue = m->epilogue, .p = n, .q = n, .sel = &s};
+    gc_sink sink = {.kind = SINK_SELECT, .epilogue = m->epilogue, .p = n, .q = nq, .sel = &s};
     int status = GPUCOR_OK, flag = 0, used = 0;
     char msg[512] = "";
     if (gc_select_alloc(&s, o.nthreads > 0 ? o.nthreads : 1, 0)) {
@@ -140,14 +161,14 @@ SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
     /* how many parts hold each row: 0, 1 or 2 (two or more) */
     unsigned char *held = NULL;
     if (!isNull(parts)) {
-        held = (unsigned char *) R_alloc(n ? n : 1, 1);   /* freed by R */
-        memset(held, 0, n ? n : 1);
-        if (knn_parts_check(parts, n, k, held)) {
+        held = (unsigned char *) R_alloc(nq ? nq : 1, 1);   /* freed by R */
+        memset(held, 0, nq ? nq : 1);
+        if (knn_parts_check(parts, nq, n, k, held)) {
             gc_select_free(&s);
             error("internal error: a worker's neighbours are malformed");
         }
         flag = knn_parts_offer(&s, parts, k, held, gc_measure_flag_attr(m));
-    } else if (p > 0 && n > 1) {
+    } else if (p > 0 && (qy ? n > 0 && nq > 0 : n > 1)) {
         for (size_t a = 0; a < (nr ? nr : 1) && status == GPUCOR_OK; a++) {
             int f = 0;
             if (nr) {
@@ -156,6 +177,10 @@ SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
             }
             gc_problem pb = gc_rows_problem(REAL(x), n, p, m, asReal(power),
                                             asLogical(anyna) == TRUE);
+            if (qy) {
+                pb.y = qy;
+                pb.q = nq;
+            }
             status = gc_run_warn(&pb, &sink, &host, &f, &used, msg, sizeof msg);
             flag |= f;
         }
@@ -167,17 +192,17 @@ SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
     }
     /* a worker's share: only the rows it found neighbours for (on the GPU,
      * those of its own columns), as list(index, distance, rows) */
-    size_t nout = n;
+    size_t nout = nq;
     SEXP rows = R_NilValue;
     if (nr) {
         nout = 0;
-        for (size_t i = 0; i < n; i++) nout += s.hlen[i] > 0;
+        for (size_t i = 0; i < nq; i++) nout += s.hlen[i] > 0;
         rows = allocVector(INTSXP, (R_xlen_t) nout);
     }
     PROTECT(rows);
     SEXP idx = PROTECT(allocMatrix(INTSXP, (int) nout, (int) k));
     SEXP dst = PROTECT(allocMatrix(REALSXP, (int) nout, (int) k));
-    for (size_t i = 0, r = 0; i < n; i++) {
+    for (size_t i = 0, r = 0; i < nq; i++) {
         if (nr && s.hlen[i] == 0) continue;
         if (held && held[i] == 1) {   /* below, from its one part */
             r++;
@@ -201,5 +226,136 @@ SEXP gpucor_knn(SEXP x, SEXP method, SEXP power, SEXP kk, SEXP anyna, SEXP opts,
     if (flag) setAttrib(ans, install(gc_measure_flag_attr(m)), ScalarLogical(TRUE));
     gpucor_call_report(ans, &o, &host, used, "gpu_knn");
     UNPROTECT(4);
+    return ans;
+}
+
+/* ---- every neighbour within a distance --------------------------------- */
+/* A collected pair as one of its row's neighbours. */
+typedef struct { uint32_t partner; double d; } rng_ent;
+
+static int rng_cmp(const void *a, const void *b)
+{
+    const rng_ent *x = a, *y = b;
+    return (x->partner > y->partner) - (x->partner < y->partner);
+}
+
+/* Every pair at distance <= threshold, as list(index, distance): for each
+ * row of the query (or of x, without one: the pairs i > j, both ways, a
+ * row not its own neighbour unless 'self'), its neighbours' row numbers in
+ * x, ascending,
+ * and their distances.  One collecting pass of the selecting sink, then a
+ * counting sort of the pairs by row. */
+SEXP gpucor_range(SEXP x, SEXP query, SEXP method, SEXP power, SEXP threshold, SEXP anyna,
+                  SEXP opts, SEXP self)
+{
+    /* self: without a query, each row its own neighbour at distance 0, as
+     * BiocNeighbors' range search counts it (GpucorParam: complete data,
+     * whose distance of a row to itself is 0) */
+    int with_self = asLogical(self) == TRUE && isNull(query) && asReal(threshold) >= 0;
+    if (TYPEOF(x) != REALSXP || !isMatrix(x)) error("'x' must be a double matrix");
+    const gc_measure *m = gpucor_measure_arg(method, MEASURE_ROWS);
+    size_t n = (size_t) nrows(x), p = (size_t) ncols(x), nq = n;
+    const double *qy = knn_query(query, p, &nq);
+    double thr = asReal(threshold);
+    if (ISNAN(thr)) error("invalid 'threshold'");
+    if (n > UINT32_MAX) error("too many rows");
+    gc_opts o;
+    gpucor_opts(opts, &o);
+    gpucor_progress pr;
+    gc_host host;
+    gpucor_host_init(&host, &o, &pr);
+
+    gc_select s;
+    memset(&s, 0, sizeof s);
+    s.symmetric = qy == NULL;
+    s.p = n;
+    s.q = nq;
+    s.strength = STRENGTH_NEG;
+    s.key = KEY_STRENGTH;
+    s.mode = SEL_COLLECT;
+    s.lower = sel_code(-thr);   /* -d >= -threshold */
+    gc_sink sink = {.kind = SINK_SELECT, .epilogue = m->epilogue, .p = n, .q = nq, .sel = &s};
+    int status = GPUCOR_OK, flag = 0, used = 0;
+    char msg[512] = "";
+    if (gc_select_alloc(&s, o.nthreads > 0 ? o.nthreads : 1, 0)) {
+        gc_select_free(&s);
+        error("gpu_range: out of host memory");
+    }
+    gc_select_reset(&s);
+    if (p > 0 && (qy ? n > 0 && nq > 0 : n > 1)) {
+        gc_problem pb = gc_rows_problem(REAL(x), n, p, m, asReal(power),
+                                        asLogical(anyna) == TRUE);
+        if (qy) {
+            pb.y = qy;
+            pb.q = nq;
+        }
+        status = gc_run_warn(&pb, &sink, &host, &flag, &used, msg, sizeof msg);
+    }
+    if (status == GPUCOR_OK && s.failed) status = GPUCOR_ERR_ALLOC;
+    /* the pairs by row (the column j: the query's row; without a query
+     * each pair i > j is a neighbour of both) */
+    size_t *start = NULL, total = 0;
+    rng_ent *ent = NULL;
+    if (status == GPUCOR_OK) {
+        start = calloc(nq + 1, sizeof *start);
+        for (int w = 0; w < s.nslots; w++) total += s.cand[w].len;
+        ent = malloc(((qy ? total : 2 * total) + (with_self ? nq : 0)) * sizeof *ent + 1);
+        if (!start || !ent) status = GPUCOR_ERR_ALLOC;
+    }
+    if (status != GPUCOR_OK) {
+        free(start);
+        free(ent);
+        gc_select_free(&s);
+        gpucor_raise_msg(status, "gpu_range", msg);
+    }
+    for (int w = 0; w < s.nslots; w++)
+        for (size_t a = 0; a < s.cand[w].len; a++) {
+            const gc_pair *e = &s.cand[w].v[a];
+            start[e->j + 1]++;
+            if (!qy) start[e->i + 1]++;
+        }
+    if (with_self)
+        for (size_t j = 0; j < nq; j++) start[j + 1]++;
+    for (size_t j = 0; j < nq; j++) start[j + 1] += start[j];
+    if (with_self)
+        for (size_t j = 0; j < nq; j++) {
+            rng_ent r0 = {(uint32_t) j, 0.0};
+            ent[start[j]++] = r0;
+        }
+    for (int w = 0; w < s.nslots; w++)
+        for (size_t a = 0; a < s.cand[w].len; a++) {
+            const gc_pair *e = &s.cand[w].v[a];
+            rng_ent r1 = {e->i, e->v};
+            ent[start[e->j]++] = r1;
+            if (!qy) {
+                rng_ent r2 = {e->j, e->v};
+                ent[start[e->i]++] = r2;
+            }
+        }
+    gc_select_free(&s);
+    /* start[j] is now the end of row j's neighbours */
+    SEXP idx = PROTECT(allocVector(VECSXP, (R_xlen_t) nq));
+    SEXP dst = PROTECT(allocVector(VECSXP, (R_xlen_t) nq));
+    for (size_t j = 0, b = 0; j < nq; j++) {
+        size_t e = start[j], len = e - b;
+        qsort(ent + b, len, sizeof *ent, rng_cmp);
+        SEXP vi = allocVector(INTSXP, (R_xlen_t) len);
+        SET_VECTOR_ELT(idx, (R_xlen_t) j, vi);
+        SEXP vd = allocVector(REALSXP, (R_xlen_t) len);
+        SET_VECTOR_ELT(dst, (R_xlen_t) j, vd);
+        for (size_t a = 0; a < len; a++) {
+            INTEGER(vi)[a] = (int) ent[b + a].partner + 1;
+            REAL(vd)[a] = ent[b + a].d;
+        }
+        b = e;
+    }
+    free(start);
+    free(ent);
+    SEXP ans = PROTECT(allocVector(VECSXP, 2));
+    SET_VECTOR_ELT(ans, 0, idx);
+    SET_VECTOR_ELT(ans, 1, dst);
+    if (flag) setAttrib(ans, install(gc_measure_flag_attr(m)), ScalarLogical(TRUE));
+    gpucor_call_report(ans, &o, &host, used, "gpu_range");
+    UNPROTECT(3);
     return ans;
 }

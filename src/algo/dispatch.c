@@ -16,10 +16,20 @@
 /* Whether the GPU engine takes the problem: with fewer than two
  * observations (a row with fewer coordinates than the measure needs) every
  * value is NA, which the CPU writes; gpu_cov's pairs with NA are the CPU's. */
+int gc_gpu_takes_query(const gc_measure *m)
+{
+    return m->family == FAMILY_KNNMI || m->family == FAMILY_DISTANCE;
+}
+
 static int gpu_takes(const gc_problem *pb)
 {
     const gc_measure *m = pb->measure;
-    /* (a y between rows: gpu_knnmi(y =)'s q rows, a pair for each of x's) */
+    /* (a y between rows: gpu_knnmi(y =)'s q rows, a pair for each of x's;
+     * gpu_knn(query =)'s q rows, which the GPU's distance ops take
+     * (cuda/distance.cu) and its correlation distances do not: those are
+     * the CPU's) */
+    if (pb->between_rows && pb->y && !gc_gpu_takes_query(m))
+        return 0;
     if (pb->between_rows)
         return (pb->y ? pb->n >= 1 && pb->q >= 1 : pb->n >= 2) && pb->p >= m->min_coords;
     return !(m->prep & PREP_COV) && pb->nobs >= 2 && pb->p > 0 && pb->q > 0;

@@ -35,6 +35,10 @@ int gc_run_device(const gc_problem *pb, const gc_sink *sink, gc_host *host, int 
 gc_problem gc_rows_problem(const double *x, size_t n, size_t p, const gc_measure *m,
                            double power, int anyna);
 
+/* Whether the GPU engine takes a y between rows (gc_problem's y with
+ * between_rows) for measure m; else the CPU's engine runs it. */
+int gc_gpu_takes_query(const gc_measure *m);
+
 /* A GPU run asked of a build without CUDA: the message, and the status. */
 int gc_no_cuda(char *msg, size_t msgcap);
 

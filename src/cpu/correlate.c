@@ -259,20 +259,33 @@ cleanup:
     return status;
 }
 
-/* Correlation distances: the rows of x are the variables, so they are
- * copied into contiguous columns first. */
+/* Correlation distances: the rows of x (and of y: gpu_knn(query =)) are
+ * the variables, so they are copied into contiguous columns first. */
+static double *rows_to_columns(const double *x, size_t n, size_t p)
+{
+    size_t len = n * p;
+    double *xt = malloc((len ? len : 1) * sizeof(double));
+    if (!xt) return NULL;
+    for (size_t k = 0; k < p; k++)
+        for (size_t i = 0; i < n; i++) xt[k + i * p] = x[i + k * n];
+    return xt;
+}
+
 static int cor_between_rows(cor_problem *pb, const gc_problem *g)
 {
-    size_t len = g->n * g->p;
-    double *xt = malloc((len ? len : 1) * sizeof(double));
+    double *xt = rows_to_columns(g->x, g->n, g->p), *yt = NULL;
     if (!xt) return GPUCOR_ERR_ALLOC;
-    for (size_t k = 0; k < g->p; k++)
-        for (size_t i = 0; i < g->n; i++) xt[k + i * g->p] = g->x[i + k * g->n];
+    if (g->y && !(yt = rows_to_columns(g->y, g->q, g->p))) {
+        free(xt);
+        return GPUCOR_ERR_ALLOC;
+    }
     pb->x = xt; pb->p = g->n; pb->ldx = g->p;
+    pb->y = yt; pb->q = g->y ? g->q : 0; pb->ldy = g->p;
     pb->n = g->p;
     pb->dist_rules = 1;
     int status = cor_run(pb);
     free(xt);
+    free(yt);
     return status;
 }
 

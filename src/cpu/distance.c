@@ -1,6 +1,8 @@
 /*
  * distance.c -- stats::dist()'s six metrics between the rows of x: the
- * producer of distance tiles (pairs i > j) for the 'dist' sink.
+ * producer of distance tiles (pairs i > j) for the 'dist' sink; or, with a
+ * y (gc_problem's y between rows: gpu_knn(query =)), between the rows of x
+ * and the rows of y, every pair (i, j) of the n x q result.
  *
  * The rows are first copied into a row-major, zero-padded buffer so every
  * row is one contiguous vector.  A metric is a small op on the difference of
@@ -22,6 +24,7 @@
 /* the engine's own context of a pass (cpu_dist_run makes it from the problem) */
 typedef struct {
     const double *x;  size_t n, p;     /* n x p, column-major, as R stores it */
+    const double *y;  size_t q;        /* q x p, or NULL: x against itself */
     int method;                        /* DIST_EUCLIDEAN .. DIST_MINKOWSKI */
     double power;                      /* minkowski's p */
     const gc_sink *sink;               /* a 'dist' of n items */
@@ -35,8 +38,11 @@ typedef struct {
 typedef struct {
     dist_problem *pb;
     const double *xt;            /* row i at xt + i * ld */
+    const double *yt;            /* y's row j at yt + j * ld (xt without y) */
     size_t ld;
     const unsigned char *finite; /* row has only finite values */
+    const unsigned char *finite_y;
+    int symmetric;               /* x against itself: the pairs i > j */
     int nonfinite;
 } dist_ctx;
 
@@ -48,9 +54,8 @@ typedef struct {
 #define DEFINE_BLOCK(NAME, OP, REDUCE)                                         \
     GPUCOR_MULTIVERSION                                                        \
     static void NAME(const double *xt, size_t ld, size_t i0, size_t ni,        \
-                     size_t j, double *res /* ni */)                           \
+                     const double *y, double *res /* ni */)                    \
     {                                                                          \
-        const double *y = xt + j * ld;                                         \
         size_t a = 0;                                                          \
         for (; a + 4 <= ni; a += 4) {                                          \
             const double *x0 = xt + (i0 + a) * ld, *x1 = x0 + ld,              \
@@ -204,28 +209,27 @@ static void fill(void *ctx, size_t i0, size_t ni, size_t j0, size_t nj,
     for (size_t b = 0; b < nj; b++) {
         size_t j = j0 + b;
         double *col = tile + b * ni;
+        const double *yj = c->yt + j * c->ld;
         /* the fast block fills every row of the column; pairs that need
          * the exact path are overwritten below */
-        int fast = c->finite[j];
+        int fast = c->finite_y[j];
         switch (fast ? pb->method : -1) {
         case DIST_EUCLIDEAN:
-            block_euclidean(c->xt, c->ld, i0, ni, j, col);
+            block_euclidean(c->xt, c->ld, i0, ni, yj, col);
             for (size_t a = 0; a < ni; a++) col[a] = sqrt(col[a]);
             break;
-        case DIST_MANHATTAN: block_manhattan(c->xt, c->ld, i0, ni, j, col); break;
-        case DIST_MAXIMUM:   block_maximum(c->xt, c->ld, i0, ni, j, col); break;
+        case DIST_MANHATTAN: block_manhattan(c->xt, c->ld, i0, ni, yj, col); break;
+        case DIST_MAXIMUM:   block_maximum(c->xt, c->ld, i0, ni, yj, col); break;
         case DIST_CANBERRA:
             for (size_t a = 0; a < ni; a++)
-                col[a] = canberra_finite(c->xt + (i0 + a) * c->ld,
-                                         c->xt + j * c->ld, c->ld, pb->p);
+                col[a] = canberra_finite(c->xt + (i0 + a) * c->ld, yj, c->ld, pb->p);
             break;
         default: fast = 0;
         }
         for (size_t a = 0; a < ni; a++) {
             size_t i = i0 + a;
-            if (i <= j || (fast && c->finite[i])) continue;
-            col[a] = pair_scalar(c, c->xt + i * c->ld, c->xt + j * c->ld,
-                                 &nonfinite);
+            if ((c->symmetric && i <= j) || (fast && c->finite[i])) continue;
+            col[a] = pair_scalar(c, c->xt + i * c->ld, yj, &nonfinite);
         }
     }
     if (nonfinite) {
@@ -236,38 +240,58 @@ static void fill(void *ctx, size_t i0, size_t ni, size_t j0, size_t nj,
     }
 }
 
-static int dist_run(dist_problem *pb)
+/* Rows of the n x p, column-major x into a row-major buffer of rows of ld
+ * (zero padded), and whether each row is all finite. */
+static void rows_copy(const double *x, size_t n, size_t p, size_t ld, double *xt,
+                      unsigned char *finite, int nthreads)
 {
-    pb->nonfinite_binary = 0;
-    pb->threads_used = 1;
-    if (pb->n < 2) return GPUCOR_OK;
-    size_t n = pb->n, p = pb->p, ld = (p + 3) & ~(size_t) 3;
-    if (ld == 0) ld = 4;
-    double *xt = malloc(n * ld * sizeof(double));
-    unsigned char *finite = malloc(n);
-    int status = GPUCOR_OK;
-    if (!xt || !finite) { status = GPUCOR_ERR_ALLOC; goto cleanup; }
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(pb->host->opts->nthreads) schedule(static)
+#pragma omp parallel for num_threads(nthreads) schedule(static)
 #endif
     for (size_t i = 0; i < n; i++) {
         double *row = xt + i * ld;
         unsigned char fin = 1;
         for (size_t k = 0; k < p; k++) {
-            row[k] = pb->x[i + k * n];
+            row[k] = x[i + k * n];
             if (!isfinite(row[k])) fin = 0;
         }
         for (size_t k = p; k < ld; k++) row[k] = 0.0;
         finite[i] = fin;
     }
-    dist_ctx c = {pb, xt, ld, finite, 0};
+}
+
+static int dist_run(dist_problem *pb)
+{
+    pb->nonfinite_binary = 0;
+    pb->threads_used = 1;
+    int symmetric = pb->y == NULL;
+    if (symmetric ? pb->n < 2 : pb->n == 0 || pb->q == 0) return GPUCOR_OK;
+    size_t n = pb->n, p = pb->p, q = symmetric ? n : pb->q,
+           ld = (p + 3) & ~(size_t) 3;
+    if (ld == 0) ld = 4;
+    int nth = pb->host->opts->nthreads;
+    double *xt = malloc(n * ld * sizeof(double)), *yt = NULL;
+    unsigned char *finite = malloc(n), *finite_y = NULL;
+    int status = GPUCOR_OK;
+    if (!xt || !finite) { status = GPUCOR_ERR_ALLOC; goto cleanup; }
+    rows_copy(pb->x, n, p, ld, xt, finite, nth);
+    if (!symmetric) {
+        yt = malloc(q * ld * sizeof(double));
+        finite_y = malloc(q);
+        if (!yt || !finite_y) { status = GPUCOR_ERR_ALLOC; goto cleanup; }
+        rows_copy(pb->y, q, p, ld, yt, finite_y, nth);
+    }
+    dist_ctx c = {pb, xt, symmetric ? xt : yt, ld, finite, symmetric ? finite : finite_y,
+                  symmetric, 0};
     size_t tile = pb->host->opts->cpu_tile ? pb->host->opts->cpu_tile : TILE_DIST;
-    status = cpu_tiles_run(n, n, 1, tile, fill, &c, 0, pb->sink, pb->host,
+    status = cpu_tiles_run(n, q, symmetric, tile, fill, &c, 0, pb->sink, pb->host,
                            &pb->threads_used);
     pb->nonfinite_binary = c.nonfinite;
 cleanup:
     free(xt);
+    free(yt);
     free(finite);
+    free(finite_y);
     return status;
 }
 
@@ -275,6 +299,7 @@ int cpu_dist_run(const gc_problem *g, const gc_sink *sink, const gc_host *host, 
 {
     dist_problem pb = {0};
     pb.x = g->x; pb.n = g->n; pb.p = g->p;
+    pb.y = g->y; pb.q = g->y ? g->q : 0;
     pb.method = g->measure->op;
     pb.power = g->power;
     pb.sink = sink;

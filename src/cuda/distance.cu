@@ -10,6 +10,11 @@
  * i > j of the panel's columns j0 <= j < j1 go to its canonical tile (rows
  * j0 .. n - 1), which the 'dist' sink packs (no n x n buffer).
  *
+ * With a query (gc_problem's y between rows: gpu_knn(query =)), the rows of
+ * x and of y are stacked in one device matrix (x's n rows, then y's q):
+ * the panel's columns are y's rows (offset n) against x's rows 0 .. n - 1,
+ * every pair, nothing left out; the same kernel, data, scaling and fix-up.
+ *
  * Two instantiations per metric: NA = false for data that is all finite
  * (padding coordinates are 0, which adds nothing), and NA = true with R's
  * rule inside the kernel: a coordinate where either value is NA/NaN or the
@@ -41,6 +46,7 @@
  * worker's copy). */
 typedef struct {
     const double *x; size_t n, p;
+    const double *y; size_t q;               /* the query's q x p rows, or NULL */
     int method;                              /* DIST_EUCLIDEAN .. DIST_MINKOWSKI */
     double power;
     int single;
@@ -220,9 +226,12 @@ enum {
  * TILE_FIX), O: the output's */
 template <typename S, typename T, typename OP, bool NA, typename O>
 __global__ static void __launch_bounds__(256)
-dist_tile(const S *x, size_t n, int p, size_t j0, size_t j1, int whole,
-          double power, int mode, int *flag, O *out)
+dist_tile(const S *x, size_t n, size_t m, size_t joff, int p, size_t j0, size_t j1,
+          int whole, double power, int mode, int *flag, O *out)
 {
+    /* x: n rows (the stride); the result's rows are its first m, its
+     * columns j the rows joff + j (a query's, after x's m rows; joff 0:
+     * x against itself) */
     __shared__ S sa[BK][BM];
     __shared__ S sb[BK][BN];
     if (mode == TILE_FIX && *(volatile int *) flag == 0) return;
@@ -244,8 +253,8 @@ dist_tile(const S *x, size_t n, int p, size_t j0, size_t j1, int whole,
             int idx = t + 256 * e, r = idx % BM, kk = idx / BM;
             size_t i = ib + r, j = jb + r;
             int k = k0 + kk;
-            sa[kk][r] = (i < n && k < p) ? x[i + (size_t) k * n] : pad;
-            sb[kk][r] = (j < j1 && k < p) ? x[j + (size_t) k * n] : pad;
+            sa[kk][r] = (i < m && k < p) ? x[i + (size_t) k * n] : pad;
+            sb[kk][r] = (j < j1 && k < p) ? x[joff + j + (size_t) k * n] : pad;
         }
         __syncthreads();
 #pragma unroll
@@ -263,9 +272,9 @@ dist_tile(const S *x, size_t n, int p, size_t j0, size_t j1, int whole,
         }
         __syncthreads();
     }
-    /* the panel's tile: rows r0 .. n - 1, pair (i, j) at off + i (unsigned
+    /* the panel's tile: rows r0 .. m - 1, pair (i, j) at off + i (unsigned
      * arithmetic: i >= r0) */
-    size_t ld = n - r0;
+    size_t ld = m - r0;
 #pragma unroll
     for (int b = 0; b < 4; b++) {
         size_t j = jb + ty + 16 * b;
@@ -274,7 +283,7 @@ dist_tile(const S *x, size_t n, int p, size_t j0, size_t j1, int whole,
 #pragma unroll
         for (int a = 0; a < 4; a++) {
             size_t i = ib + tx + 16 * a;
-            if (i >= n || i == j || (!whole && i < j)) continue;
+            if (i >= m || (joff == 0 && i == j) || (!whole && i < j)) continue;
             if (mode == TILE_FIX &&
                 __float_as_uint((float) out[off + i]) != MARK_BITS) continue;
             acc_t<T> c = acc[a][b];
@@ -339,7 +348,8 @@ __global__ static void to_float(const double *x, size_t len, int E, float *y)
 template <typename S>
 struct dist_ctx {
     const S *x;
-    size_t n, w;
+    size_t n, w;       /* n: x's rows, a query's included (the stride) */
+    size_t m, joff;    /* the result's rows (x's), its columns' first row */
     int p, method, na;
     int fix;           /* single precision with a sum that may underflow */
     int scaled;        /* single precision's data beyond float's range, in
@@ -356,14 +366,16 @@ static void launch_tile(const dist_ctx<S> *c, size_t j0, size_t j1, int mode,
                         O *out, cudaStream_t st)
 {
     size_t r0 = c->whole ? 0 : j0;
-    dim3 grid((unsigned) ((c->n - r0 + BM - 1) / BM),
+    dim3 grid((unsigned) ((c->m - r0 + BM - 1) / BM),
               (unsigned) ((j1 - j0 + BN - 1) / BN));
     if (c->na)
-        dist_tile<S, T, OP, true, O><<<grid, 256, 0, st>>>(c->x, c->n, c->p, j0, j1,
+        dist_tile<S, T, OP, true, O><<<grid, 256, 0, st>>>(c->x, c->n, c->m, c->joff, c->p,
+                                                           j0, j1,
                                                            c->whole, c->power, mode,
                                                            c->flag, out);
     else
-        dist_tile<S, T, OP, false, O><<<grid, 256, 0, st>>>(c->x, c->n, c->p, j0, j1,
+        dist_tile<S, T, OP, false, O><<<grid, 256, 0, st>>>(c->x, c->n, c->m, c->joff, c->p,
+                                                            j0, j1,
                                                             c->whole, c->power, mode,
                                                             c->flag, out);
 }
@@ -415,8 +427,8 @@ static int produce(void *vctx, size_t j0, size_t j1, gc_tile *t,
                                                                           msg, msgcap);
         break;
     }
-    /* rows j0 .. n - 1: a dist's pairs i > j; or whole columns */
-    gc_cuda_panel_tile(c->whole ? 0 : j0, c->n, j0, j1, c->buf, sizeof(S) == sizeof(float),
+    /* rows j0 .. n - 1: a dist's pairs i > j; or whole columns (x's m rows) */
+    gc_cuda_panel_tile(c->whole ? 0 : j0, c->m, j0, j1, c->buf, sizeof(S) == sizeof(float),
                        c->scale, !c->whole, t);
     return status;
 }
@@ -463,12 +475,13 @@ static int run(const gpu_dist_args *pb, const gc_sink *sink, gc_host *host,
     void *buf = NULL;
     int *flag = NULL, hflag = 0, E = 0;
     unsigned long long *range = NULL, hrange[2] = {0, ~0ULL};
-    size_t n = pb->n, len = pb->n * pb->p;
+    /* with a query, its rows stacked below x's: nt rows in all */
+    size_t n = pb->n, q = pb->y ? pb->q : n, nt = pb->y ? n + q : n, len = nt * pb->p;
     /* minkowski with p < 1 (not a norm): (sum |d|^p)^(1/p) grows as
      * count^(1/p) -- 2^1000 for two coordinates at p = 0.001 -- whatever
      * the scale of the data, beyond float's range: computed in double */
     int single = pb->single && !(pb->method == DIST_MINKOWSKI && pb->power < 1);
-    if (n < 2) return GPUCOR_OK;
+    if (pb->y ? n == 0 || q == 0 : n < 2) return GPUCOR_OK;
 
     status = gpucor_ctx_get(&gc, GPUCOR_PANEL_BYTES, msg, msgcap);
     if (status != GPUCOR_OK) return status;
@@ -480,7 +493,17 @@ static int run(const gpu_dist_args *pb, const gc_sink *sink, gc_host *host,
     range = (unsigned long long *) flag + 1;
     CU(cudaMemsetAsync(flag, 0, 2 * sizeof(int), st));
     CU(cudaMemcpyAsync(range, hrange, sizeof hrange, cudaMemcpyHostToDevice, st));
-    CU(cudaMemcpyAsync(dx, pb->x, len * sizeof(double), cudaMemcpyHostToDevice, st));
+    if (pb->y) {
+        /* column k: x's n values, then y's q */
+        if (pb->p) {
+            CU(cudaMemcpy2DAsync(dx, nt * sizeof(double), pb->x, n * sizeof(double),
+                                 n * sizeof(double), pb->p, cudaMemcpyHostToDevice, st));
+            CU(cudaMemcpy2DAsync(dx + n, nt * sizeof(double), pb->y, q * sizeof(double),
+                                 q * sizeof(double), pb->p, cudaMemcpyHostToDevice, st));
+        }
+    } else {
+        CU(cudaMemcpyAsync(dx, pb->x, len * sizeof(double), cudaMemcpyHostToDevice, st));
+    }
     if (len) {
         size_t blocks = (len + 255) / 256;
         if (blocks > SCAN_BLOCKS) blocks = SCAN_BLOCKS;
@@ -525,20 +548,26 @@ static int run(const gpu_dist_args *pb, const gc_sink *sink, gc_host *host,
          * device, a file writes the full matrix (the distances are
          * symmetric to the bit) */
         int whole = !(gc_sink_needs(sink) & GC_SINK_PACKED);
+        if (pb->y && !whole) {
+            snprintf(msg, msgcap, "internal error: a query's distances into a 'dist'");
+            status = GPUCOR_ERR_INVALID;
+            goto cleanup;
+        }
         gc_plan pl;
-        status = gc_cuda_plan(sink, whole ? n : n - 1, n, osz, 0, len * osz, BN, (size_t) -1,
-                              whole, host, &pl, msg, msgcap);
+        status = gc_cuda_plan(sink, pb->y ? q : whole ? n : n - 1, n, osz, 0, len * osz, BN,
+                              (size_t) -1, whole, host, &pl, msg, msgcap);
         if (status != GPUCOR_OK) goto cleanup;
         DALLOC(buf, n * pl.w * osz, "panel");
+        size_t joff = pb->y ? n : 0;
         if (single) {
             int fix = pb->method == DIST_EUCLIDEAN || pb->method == DIST_MINKOWSKI;
-            dist_ctx<float> c = {fx, n, pl.w, (int) pb->p, pb->method, hflag != 0, fix, 0,
+            dist_ctx<float> c = {fx, nt, pl.w, n, joff, (int) pb->p, pb->method, hflag != 0, fix, 0,
                                  flag + 1, buf, whole, scales ? ldexp(1.0, E) : 1.0, power};
             status = gc_cuda_run(produce<float>, &c, &pl, 1, sink, host, gc, msg,
                                  msgcap);
         } else {
             /* single precision asked for, its data beyond float's range */
-            dist_ctx<double> c = {dx, n, pl.w, (int) pb->p, pb->method, hflag != 0, 0,
+            dist_ctx<double> c = {dx, nt, pl.w, n, joff, (int) pb->p, pb->method, hflag != 0, 0,
                                   pb->single, flag + 1, buf, whole, 1.0, power};
             status = gc_cuda_run(produce<double>, &c, &pl, 0, sink, host, gc, msg,
                                  msgcap);
@@ -581,8 +610,8 @@ static int binary_nonfinite(const double *x, size_t n, size_t p)
 extern "C" int gpucor_cuda_dist(const gc_problem *pb, const gc_sink *sink, gc_host *host,
                                 gc_pass *out, char *msg, size_t msgcap)
 {
-    gpu_dist_args a = {pb->x, pb->n, pb->p, pb->measure->op, pb->power,
-                       host->opts->single};
+    gpu_dist_args a = {pb->x, pb->n, pb->p, pb->y, pb->y ? pb->q : 0, pb->measure->op,
+                       pb->power, host->opts->single};
     gpu_dist_args wa[GC_MAX_WORKERS];
     gc_worker_result res[GC_MAX_WORKERS];
     int n = 0;

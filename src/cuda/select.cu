@@ -7,7 +7,8 @@
  *    selection) compacts the pairs whose key reaches the cut into gc_pair
  *    records.  When more pairs pass than the buffer holds (a threshold of
  *    0, say), the panel's values are staged instead and the host selects.
- *  - A heap pass over whole columns of a symmetric result (top_k) keeps
+ *  - A heap pass over whole columns of a symmetric result (top_k), or of
+ *    a query's result (gpu_knn(query =): the columns' heaps only), keeps
  *    each column's k best partners: every thread of a column's block keeps
  *    its own sorted best k in registers, then k rounds of a block-wide
  *    arg-max take the column's best k from the threads' heads.
@@ -163,7 +164,7 @@ __device__ static void warp_offer(warp_list *L, int k, int take, double s, doubl
 template <typename T>
 __global__ static void __launch_bounds__(TOPK_THREADS)
 sel_topk(const T *val, size_t ld, size_t i0, size_t ni, size_t j0, int epi,
-         double scale, int skind, int has_thr, double thr, int k, gc_pair *out)
+         double scale, int skind, int has_thr, double thr, int k, int self, gc_pair *out)
 {
     __shared__ double sh_s[TOPK_THREADS], sh_v[TOPK_THREADS];
     __shared__ uint32_t sh_i[TOPK_THREADS];
@@ -174,7 +175,9 @@ sel_topk(const T *val, size_t ld, size_t i0, size_t ni, size_t j0, int epi,
     for (size_t base = (size_t) warp * 32; base < ni; base += (size_t) nw * 32) {
         size_t a = base + lane, i = i0 + a;
         double v = 0, s = 0;
-        int ok = a < ni && i != j && tile_value(val, a, b, ld, epi, scale, &v);
+        /* self: rows and columns are the same items, a column is not its
+         * own partner (without, a query's column against reference rows) */
+        int ok = a < ni && !(self && i == j) && tile_value(val, a, b, ld, epi, scale, &v);
         if (ok) {
             s = sel_strength(skind, v);
             ok = !has_thr || s >= thr;
@@ -201,7 +204,9 @@ sel_topk(const T *val, size_t ld, size_t i0, size_t ni, size_t j0, int epi,
 int gc_cuda_select_topk(const gc_sink *sink, size_t elt)
 {
     const gc_select *s = sink->sel;
-    return s->mode == SEL_HEAPS && s->symmetric &&
+    /* a symmetric result's columns, or a query's (cols_only: each column's
+     * own heap is all there is) */
+    return s->mode == SEL_HEAPS && (s->symmetric || s->cols_only) &&
            s->k >= 1 && s->k <= SEL_DEVICE_TOPK && s->k * sizeof(gc_pair) <= sink->p * elt;
 }
 
@@ -273,11 +278,11 @@ int gc_cuda_select(const gc_sink *sink, gc_tile *t, void *buf, const void **dst,
         if (t->is_float)
             sel_topk<float><<<(unsigned) t->nj, TOPK_THREADS, 0, st>>>(
                 (const float *) t->val, t->ld, t->i0, t->ni, t->j0, sink->epilogue,
-                t->scale, s->strength, s->has_thr, s->thr, (int) s->k, out);
+                t->scale, s->strength, s->has_thr, s->thr, (int) s->k, s->symmetric, out);
         else
             sel_topk<double><<<(unsigned) t->nj, TOPK_THREADS, 0, st>>>(
                 (const double *) t->val, t->ld, t->i0, t->ni, t->j0, sink->epilogue,
-                t->scale, s->strength, s->has_thr, s->thr, (int) s->k, out);
+                t->scale, s->strength, s->has_thr, s->thr, (int) s->k, s->symmetric, out);
         LAUNCHED("sel_topk");
         t->rec = TILE_TOPK;
         t->nrec = t->nj * s->k;

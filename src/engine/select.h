@@ -59,6 +59,10 @@ struct gc_select {
     int prefix_bits;
     uint64_t lower;       /* SEL_COLLECT: codes >= lower */
     size_t k;             /* SEL_HEAPS: partners per variable */
+    int cols_only;        /* SEL_HEAPS of a p x q result: only the q columns
+                             keep heaps (heap j, partners the rows i): a
+                             query's neighbours among the reference rows
+                             (gpu_knn(query =)), no heap for the rows */
     int has_thr;          /* SEL_HEAPS: only strengths >= thr */
     double thr;
     /* ---- state (gc_select_alloc) ---- */
@@ -67,7 +71,8 @@ struct gc_select {
     uint64_t *above;      /* per slot: codes above the prefix's range */
     uint64_t *valid;      /* per slot: pairs with a key */
     struct gc_pairvec { gc_pair *v; size_t len, cap; } *cand;   /* per slot */
-    size_t nvar;          /* heaps: p (symmetric) or p + q (y's after x's) */
+    size_t nvar;          /* heaps: p (symmetric), q (cols_only) or p + q
+                             (y's after x's) */
     gc_hent *heap;        /* nvar x k */
     uint32_t *hlen;
     unsigned char *lock;

@@ -27,7 +27,7 @@ int gc_select_alloc(gc_select *s, int nslots, int hist)
     s->above = calloc((size_t) nslots, sizeof(uint64_t));
     s->valid = calloc((size_t) nslots, sizeof(uint64_t));
     s->cand = calloc((size_t) nslots, sizeof *s->cand);
-    s->nvar = s->symmetric ? s->p : s->p + s->q;
+    s->nvar = s->symmetric ? s->p : s->cols_only ? s->q : s->p + s->q;
     if (s->k) {
         s->heap = malloc(s->nvar * s->k * sizeof(gc_hent));
         s->hlen = calloc(s->nvar, sizeof(uint32_t));
@@ -205,9 +205,13 @@ static void select_tile(const gc_sink *sink, const gc_tile *t, int slot)
             }
         heap:
             if (heaps && (!s->has_thr || st >= s->thr)) {
-                size_t vi = i, vj = s->symmetric ? j : s->p + j;
-                heap_offer(s, vi, st, v, j);
-                heap_offer(s, vj, st, v, i);
+                if (s->cols_only) {
+                    heap_offer(s, j, st, v, i);
+                } else {
+                    size_t vi = i, vj = s->symmetric ? j : s->p + j;
+                    heap_offer(s, vi, st, v, j);
+                    heap_offer(s, vj, st, v, i);
+                }
             }
         }
     }

@@ -620,7 +620,7 @@ test_that("gpu_knn's merge: a part held whole is copied, several are merged, a m
   set.seed(5)
   x <- matrix(stats::rnorm(60 * 4), 60)
   opts <- function(cols) gpucor:::.engine_opts("cpu", "double", cols = cols)
-  knn <- function(parts, cols = NULL) .Call(gpucor:::C_gpucor_knn, x, "euclidean", 2, 3, FALSE,
+  knn <- function(parts, cols = NULL) .Call(gpucor:::C_gpucor_knn, x, NULL, "euclidean", 2, 3, FALSE,
                                             opts(cols), parts)
   old <- options(gpucor.cpu_tile = 8L)   # tiles across the shares' borders
   on.exit(options(old))

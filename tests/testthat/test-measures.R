@@ -50,7 +50,7 @@ test_that("an unknown measure or 'use' name is an internal error, not a crash", 
                "unknown correlation measure", fixed = TRUE)
   expect_error(.Call(gpucor:::C_gpucor_dist, x, "bicor", 2, o, NULL),
                "unknown distance measure 'bicor'", fixed = TRUE)
-  expect_error(.Call(gpucor:::C_gpucor_knn, x, "pearson", 2, 1, FALSE, o, NULL),
+  expect_error(.Call(gpucor:::C_gpucor_knn, x, NULL, "pearson", 2, 1, FALSE, o, NULL),
                "unknown distance measure 'pearson'", fixed = TRUE)
   # gpu_cov's covariances are for pairwise mode only
   expect_error(.Call(gpucor:::C_gpucor_cor, x, NULL, "covariance", "everything", NULL, o, NULL),
