@@ -10,7 +10,7 @@
 #                          [<file>-tests] [sanitize-<file>] [dist-file]
 #                          [sanitize-dist-file] [property] [classes32]
 #                          [reproducers-base] [cov] [sanitize-32] [sanitize-sinks]
-#                          [sanitize-mi] [modules] [sweep] [sweep-profile] [consensus] [modules-big]
+#                          [sanitize-mi] [modules] [sweep] [sweep-profile] [consensus] [neighbors] [modules-big]
 #   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all;
 #   compare times the GPU cases of bench/compare_case.R with the build of
 #   .bench-base/ -- a carried copy of the code before the change, made with
@@ -71,7 +71,7 @@ profile-edges)
     package = "gpucor", load_package = "installed", reporter = "summary")); cat(sprintf("%s tests: %d passed, %d failed, %d skipped\n",
     a, sum(r$passed), sum(r$failed) + sum(r$error), sum(r$skipped)))' "$t" 2>&1 | tee "$OUT/$w.log" | tail -30 ;;
 sanitize-edges|sanitize-paths|sanitize-hclust|sanitize-wgcna|sanitize-devices|sanitize-bpparam|\
-sanitize-shrink|sanitize-mim|sanitize-knnmi|sanitize-prune)
+sanitize-shrink|sanitize-mim|sanitize-knnmi|sanitize-prune|sanitize-neighbors)
   # memcheck with leak check, then racecheck, over one test file
   t=${w#sanitize-}
   cat > /tmp/san-$t.R <<R
@@ -200,6 +200,10 @@ modules)
 sweep)
   # issue 38's 24-setting sweep on ALL alone
   Rscript bench/modules_sweep.R 2>&1 | tee "$OUT/sweep.log" | grep -v '^$' | tail -30 ;;
+neighbors)
+  # issue 39: GpucorParam against KmknnParam (needs BiocNeighbors and bluster
+  # in the bundle: RBUNDLE=.rbundle-n)
+  GPUCOR_BENCH_N=${GPUCOR_BENCH_N:-50000} Rscript bench/neighbors.R 2>&1 | tee "$OUT/neighbors.log" | tail -20 ;;
 consensus)
   # gpu_blockwise_consensus_modules against blockwiseConsensusModules, ALL in two sets
   Rscript bench/consensus.R 2>&1 | tee "$OUT/consensus.log" | grep -v '^$' | tail -20 ;;
