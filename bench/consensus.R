@@ -20,44 +20,14 @@
 # gpucor's backend is option gpucor.backend ("auto": the GPU when there is
 # one).  WGCNA's run includes its collectGarbage() calls and its disk cache
 # of the sets' TOMs (its defaults), as a user's does.
-hwm <- function() {
-  s <- readLines("/proc/self/status")
-  as.numeric(sub("[^0-9]*([0-9]+).*", "\\1", grep("^VmHWM", s, value = TRUE))) / 1024
-}
+script <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+source(file.path(dirname(script), "all_data.R"))   # hwm(), all_data(), run_sides()
 
+# ALL's first 64 and last 64 samples as two sets
 the_data <- function(genes) {
-  rds <- c(Sys.getenv("ALL_EXPRS"), ".all-exprs.rds", "../main/.all-exprs.rds")
-  rds <- rds[nzchar(rds)]
-  rds <- rds[file.exists(rds)]
-  x <- if (length(rds)) {
-    # exprs(ALL) saved where ALL is installed:
-    # saveRDS(Biobase::exprs(ALL::ALL), ".all-exprs.rds", compress = "xz")
-    structure(t(readRDS(rds[1])), source = "ALL")
-  } else if (requireNamespace("ALL", quietly = TRUE) &&
-             requireNamespace("Biobase", quietly = TRUE)) {
-    e <- new.env()
-    utils::data("ALL", package = "ALL", envir = e)
-    structure(t(Biobase::exprs(e$ALL)), source = "ALL")
-  } else {
-    # 128 x 12625: 12 modules from latent factors, 40% unassigned genes
-    set.seed(38)
-    n <- 128
-    p <- 12625
-    f <- matrix(rnorm(n * 12), n, 12)
-    mod <- sample(0:12, p, TRUE, prob = c(0.4, rep(0.05, 12)))
-    load <- runif(p, 0.3, 0.9) * sample(c(-1, 1), p, TRUE)
-    x <- matrix(rnorm(n * p), n, p)
-    for (j in which(mod > 0)) x[, j] <- load[j] * f[, mod[j]] + sqrt(1 - load[j]^2) * x[, j]
-    dimnames(x) <- list(paste0("s", 1:n), paste0("g", 1:p))
-    structure(x, source = "simulated")
-  }
-  src <- attr(x, "source")
-  if (genes < ncol(x)) {
-    v <- apply(x, 2, stats::var)
-    x <- x[, sort(order(v, decreasing = TRUE)[seq_len(genes)])]
-  }
-  sets <- list(first = list(data = x[1:64, ]), last = list(data = x[65:128, ]))
-  structure(sets, source = src)
+  x <- all_data(genes)
+  structure(list(first = list(data = x[1:64, ]), last = list(data = x[65:128, ])),
+            source = attr(x, "source"))
 }
 
 a <- commandArgs(TRUE)
@@ -85,13 +55,7 @@ if (length(a) >= 1 && a[1] == "--one") {
 
 genes <- if (length(a) >= 1) as.numeric(a[1]) else as.numeric(Sys.getenv("GENES", "Inf"))
 threads <- if (length(a) >= 2) as.integer(a[2]) else parallel::detectCores()
-script <- sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
-out <- list()
-for (tool in c("gpucor", "wgcna")) {
-  f <- tempfile(fileext = ".rds")
-  system2(file.path(R.home("bin"), "Rscript"), c(script, "--one", tool, genes, threads, f))
-  out[[tool]] <- readRDS(f)
-}
+out <- run_sides(script, genes, threads)
 g <- out$gpucor
 w <- out$wgcna
 me <- max(vapply(seq_along(g$MEs), function(s) {
