@@ -3,31 +3,7 @@
 # identical, MEs to 1e-8, and the rest of the list (names, order, classes,
 # good samples and genes, the tree) as WGCNA returns it.
 #
-# Two facts about the reference shape these tests:
-# - blockwiseModules() needs WGCNA attached: its reassignment step calls
-#   match.fun("cor"), which looks the name up from the global environment,
-#   where without library(WGCNA) it finds stats::cor (an error on its
-#   weights.x argument).  with_wgcna() attaches it for the call and
-#   detaches what it attached.
-# - Most of its run time is WGCNA::collectGarbage(), which repeats gc()
-#   until the heap is stable (about 1.5 s a call with WGCNA loaded, six
-#   calls a run).  gc() changes no result, so with_wgcna() replaces it by a
-#   no-op for the call, to keep this file's run time small.
-
-with_wgcna <- function(expr) {
-  before <- search()
-  suppressPackageStartupMessages(library("WGCNA", character.only = TRUE))
-  ns <- asNamespace("WGCNA")
-  gc_fun <- get("collectGarbage", envir = ns)
-  unlockBinding("collectGarbage", ns)
-  assign("collectGarbage", function() invisible(NULL), envir = ns)
-  on.exit({
-    assign("collectGarbage", gc_fun, envir = ns)
-    lockBinding("collectGarbage", ns)
-    for (p in setdiff(search(), before)) detach(p, character.only = TRUE)
-  })
-  expr
-}
+# The reference runs inside with_wgcna() (helper-gpucor.R).
 
 # (WGCNA's C code prints some notes: captured)
 reference_modules <- function(x, ...) {

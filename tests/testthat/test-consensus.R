@@ -4,28 +4,11 @@
 # rest of the list as WGCNA returns it; the multi-set
 # gpu_merge_close_modules() against WGCNA::mergeCloseModules().
 #
-# As in test-blockwise.R, the reference runs with WGCNA attached (its
-# steps look functions up by name from the global environment) and its
-# collectGarbage() (repeated gc(), most of its run time) made a no-op for
-# the call.
-
-with_wgcna_cs <- function(expr) {
-  before <- search()
-  suppressPackageStartupMessages(library("WGCNA", character.only = TRUE))
-  ns <- asNamespace("WGCNA")
-  gc_fun <- get("collectGarbage", envir = ns)
-  unlockBinding("collectGarbage", ns)
-  assign("collectGarbage", function() invisible(NULL), envir = ns)
-  on.exit({
-    assign("collectGarbage", gc_fun, envir = ns)
-    lockBinding("collectGarbage", ns)
-    for (p in setdiff(search(), before)) detach(p, character.only = TRUE)
-  })
-  expr
-}
+# The reference runs inside with_wgcna() (helper-gpucor.R): WGCNA attached,
+# its collectGarbage() a no-op for the call.
 
 reference_consensus <- function(me, ...) {
-  utils::capture.output(r <- with_wgcna_cs(WGCNA::blockwiseConsensusModules(
+  utils::capture.output(r <- with_wgcna(WGCNA::blockwiseConsensusModules(
     me, maxBlockSize = ncol(me[[1]]$data), verbose = 0, ...)))
   r
 }
@@ -241,7 +224,7 @@ test_that("multi-set gpu_merge_close_modules matches WGCNA::mergeCloseModules", 
   me <- planted_sets(c(36, 30, 44), p = 150, seed = 6, na = FALSE)
   # modules of the planted genes, each planted module split in two
   labs <- c("grey", "blue", "brown", "turquoise", "yellow", "green", "red", "black", "pink")
-  r <- with_wgcna_cs(WGCNA::blockwiseConsensusModules(me, maxBlockSize = 150, verbose = 0,
+  r <- with_wgcna(WGCNA::blockwiseConsensusModules(me, maxBlockSize = 150, verbose = 0,
                                                       mergeCutHeight = 0, minModuleSize = 8))
   cols <- r$unmergedColors
   expect_gt(length(unique(cols)), 3)
