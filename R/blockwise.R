@@ -401,18 +401,29 @@
   kme <- .bw_cor(x[, good_labels != 0, drop = FALSE], as.matrix(MEs), corFnc, corOptions,
                  engine)
   if (unsigned) kme <- abs(kme)
+  .bw_move_genes(kme, prop, assigned, index, all_labels, function(best, own) {
+    ratio <- .cor_p_fisher(best, nSamples) / .cor_p_fisher(own, nSamples)
+    ifelse(is.finite(ratio), ratio < reassignThreshold, FALSE)
+  }, minModuleSize, verbose, spaces)
+}
+
+# The moves of both reassignments: for each module (column of score, the
+# assigned genes' scores; prop: their labels, index: the modules' labels),
+# its genes that score higher for another module are candidates, and those
+# moves(best, own) says move take the position of their best module as
+# their label; a module left with fewer than minModuleSize genes goes.
+.bw_move_genes <- function(score, prop, assigned, index, all_labels, moves, minModuleSize,
+                           verbose, spaces) {
   gone <- NULL
-  for (mod in seq_len(ncol(MEs))) {
+  for (mod in seq_len(ncol(score))) {
     genes <- seq_along(prop)[prop == index[mod]]
-    own <- kme[genes, mod]
-    best <- apply(kme[genes, , drop = FALSE], 1, max)
+    own <- score[genes, mod]
+    best <- apply(score[genes, , drop = FALSE], 1, max)
     cand <- own < best
     cand[!is.finite(cand)] <- FALSE
     if (sum(cand) > 0) {
-      p_own <- .cor_p_fisher(own[cand], nSamples)
-      which_best <- apply(kme[genes[cand], , drop = FALSE], 1, which.max)
-      p_best <- .cor_p_fisher(best[cand], nSamples)
-      move <- ifelse(is.finite(p_best / p_own), p_best / p_own < reassignThreshold, FALSE)
+      which_best <- apply(score[genes[cand], , drop = FALSE], 1, which.max)
+      move <- moves(best[cand], own[cand])
       if (sum(move) > 0) {
         if (verbose > 2)
           .wgcna_say(spaces, " ..reassigning", sum(move), "genes from module", mod,

@@ -209,30 +209,10 @@
   score <- matrix(apply(lp, c(1L, 2L), sum), ncol = nmods) * (nsets + sum_sign) / (2 * nsets)
   rm(lp)
   score[!is.finite(score)] <- 0.001
-  best <- apply(score, 1L, max)
-  gone <- NULL
-  for (mod in seq_len(nmods)) {
-    genes <- seq_along(prop)[prop == index[mod]]
-    own <- score[genes, mod]
-    cand <- best[genes] > own
-    cand[!is.finite(cand)] <- FALSE
-    if (sum(cand) > 0) {
-      p_own <- stats::pchisq(own[cand], nsets, log.p = TRUE)
-      which_best <- apply(score[genes[cand], , drop = FALSE], 1L, which.max)
-      p_best <- stats::pchisq(best[genes[cand]], nsets, log.p = TRUE)
-      move <- ifelse(is.finite(p_best - p_own), (p_best - p_own) < log(reassignThreshold),
-                     FALSE)
-      if (sum(move) > 0) {
-        if (verbose > 2)
-          .wgcna_say(spaces, " ..reassigning", sum(move), "genes from module", mod,
-                     "to modules with higher KME.")
-        all_labels[assigned[genes[cand][move]]] <- which_best[move]
-        if (length(genes) - sum(move) < minModuleSize) gone <- c(gone, mod)
-      }
-    }
-  }
-  if (!is.null(gone)) all_labels[is.finite(match(all_labels, index[gone]))] <- 0
-  all_labels
+  .bw_move_genes(score, prop, assigned, index, all_labels, function(best, own) {
+    d <- stats::pchisq(best, nsets, log.p = TRUE) - stats::pchisq(own, nsets, log.p = TRUE)
+    ifelse(is.finite(d), d < log(reassignThreshold), FALSE)
+  }, minModuleSize, verbose, spaces)
 }
 
 # Refuse a non-default value of an argument that gpu_blockwise_consensus_modules()
