@@ -225,6 +225,16 @@ GpucorParam <- function(distance = c("Euclidean", "Manhattan", "Cosine"),
   else BPPARAM
 }
 
+# queryKNN()'s and queryNeighbors()' query: its points (rows), with the
+# dimensions of the data x, its 'subset' only.
+.bn_query <- function(query, transposed, index, x, subset) {
+  q <- .bn_points(query, transposed, "query", index@distance)
+  if (ncol(q) != ncol(x))
+    stop(sprintf("'query' must have the %d dimensions of the data, not %d", ncol(x), ncol(q)))
+  sub <- .bn_subset(subset, nrow(q), rownames(q))
+  if (is.null(sub)) q else q[sub, , drop = FALSE]
+}
+
 # findKNN() (query NULL) and queryKNN().
 .gpucor_bn_knn <- function(index, k, query = NULL, get.index = TRUE, get.distance = TRUE,
                            last = k, BPPARAM = NULL, subset = NULL, transposed = FALSE,
@@ -250,11 +260,7 @@ GpucorParam <- function(distance = c("Euclidean", "Manhattan", "Cosine"),
             precision = index@precision, devices = index@devices, BPPARAM = bp)
   }
   if (!is.null(query)) {
-    q <- .bn_points(query, transposed, "query", index@distance)
-    if (ncol(q) != ncol(x))
-      stop(sprintf("'query' must have the %d dimensions of the data, not %d", ncol(x), ncol(q)))
-    sub <- .bn_subset(subset, nrow(q), rownames(q))
-    if (!is.null(sub)) q <- q[sub, , drop = FALSE]
+    q <- .bn_query(query, transposed, index, x, subset)
     r <- run(q, k)
   } else {
     sub <- .bn_subset(subset, n, index@NAMES)
@@ -293,11 +299,7 @@ GpucorParam <- function(distance = c("Euclidean", "Manhattan", "Cosine"),
   # BiocNeighbors' rule (its searches stop there)
   if (any(threshold <= 0)) stop("'threshold' should be positive")
   if (!is.null(query)) {
-    q <- .bn_points(query, transposed, "query", index@distance)
-    if (ncol(q) != ncol(x))
-      stop(sprintf("'query' must have the %d dimensions of the data, not %d", ncol(x), ncol(q)))
-    sub <- .bn_subset(subset, nrow(q), rownames(q))
-    if (!is.null(sub)) q <- q[sub, , drop = FALSE]
+    q <- .bn_query(query, transposed, index, x, subset)
     npts <- nrow(q)
   } else {
     sub <- .bn_subset(subset, nrow(x), index@NAMES)
