@@ -8,15 +8,8 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#include "../engine/engine.h"   /* gc_rpow(): R's x^y */
 #include "consensus.h"
-
-/* R's x^y (arithmetic.c's R_POW): y == 2 is x * x, else pow() */
-static inline double r_pow(double x, double y)
-{
-    if (y == 2.0) return x * x;
-    if (x == 1.0 || y == 0.0) return 1.0;
-    return pow(x, y);
-}
 
 /* quantile(v, q, type = 7) of k sorted values, as R's quantile.default:
  * the lower value where the upper one equals it */
@@ -53,7 +46,7 @@ int gc_consensus_tom(const double *const *d, int from_tom, size_t nsets, size_t 
         for (size_t i = 0; i < len; i++) {
             for (size_t s = 0; s < nsets; s++) {
                 t[s] = from_tom ? d[s][i] : 1 - d[s][i];
-                if (pw[s] != 1.0) t[s] = r_pow(t[s], pw[s]);
+                t[s] = gc_rpow(t[s], pw[s]);
             }
             double c = t[0];
             if (mode == CS_MIN) {

@@ -12,10 +12,10 @@
  * this order) */
 enum { CS_MIN = 0, CS_QUANTILE = 1, CS_MEAN = 2 };
 
-/* For each of the len pairs: the sets' TOMs t_s = (1 - d[s][i])^pw[s] (no
- * power where pw[s] is 1; with from_tom, d holds the TOMs themselves), their consensus c (the minimum; the quantile q
- * of type 7, R's default; or the weighted sum with weights w), out[i] =
- * 1 - c, and count[s] += (t_s <= c).  The same arithmetic, in the same
+/* For each of the len pairs: the sets' TOMs t_s = (1 - d[s][i])^pw[s]
+ * (with from_tom, d holds the TOMs themselves), their consensus c (the
+ * minimum; the quantile q of type 7, R's default; or the weighted sum with
+ * weights w), out[i] = 1 - c, and count[s] += (t_s <= c).  The same arithmetic, in the same
  * order, as R's 1 - d, ^, pmin() and quantile(), so the same doubles.
  * nsets at most CS_MAX_SETS.  Returns 0, or -1 for too many sets. */
 #define CS_MAX_SETS 64
