@@ -302,6 +302,17 @@
   invisible()
 }
 
+# The blockwise functions' engine settings (backend, precision, devices),
+# their verbose and indent checked first.
+.bw_engine <- function(backend, precision, devices, verbose, indent) {
+  devices <- .check_devices(devices)
+  if (!is.numeric(verbose) || length(verbose) != 1L || is.na(verbose))
+    stop("'verbose' must be a number (WGCNA's level of detail)", call. = FALSE)
+  if (!is.numeric(indent) || length(indent) != 1L || is.na(indent))
+    stop("'indent' must be a number", call. = FALSE)
+  list(backend = backend, precision = precision, devices = devices)
+}
+
 # After the cut: the eigengenes of the modules and WGCNA's kME check (a
 # module goes when fewer than minCoreKMESize genes have kME above
 # minCoreKME; genes below minKMEtoStay leave it, and it goes when fewer than
@@ -603,13 +614,7 @@ gpu_blockwise_modules <- function(
     useCorOptionsThroughout = TRUE, verbose = 0, indent = 0, ...,
     backend = getOption("gpucor.backend", "auto"), precision = c("double", "single"),
     devices = getOption("gpucor.devices", 0L)) {
-  devices <- .check_devices(devices)
-  precision <- match.arg(precision)
-  engine <- list(backend = backend, precision = precision, devices = devices)
-  if (!is.numeric(verbose) || length(verbose) != 1L || is.na(verbose))
-    stop("'verbose' must be a number (WGCNA's level of detail)", call. = FALSE)
-  if (!is.numeric(indent) || length(indent) != 1L || is.na(indent))
-    stop("'indent' must be a number", call. = FALSE)
+  engine <- .bw_engine(backend, match.arg(precision), devices, verbose, indent)
   spaces <- .wgcna_spaces(indent)
   if (verbose > 0)
     .wgcna_say(spaces, "Calculating module eigengenes block-wise from all genes")
@@ -731,8 +736,8 @@ gpu_blockwise_modules <- function(
                          suppressTOMForZeroAdjacencies, suppressNegativeTOM, loadTOM, saveTOMs,
                          tom_file, engine, verbose, spaces)
   if (verbose > 2) .wgcna_say(spaces, "....clustering..")
-  tree <- gpu_hclust(d, method = "average", backend = backend, precision = precision,
-                     devices = devices)
+  tree <- gpu_hclust(d, method = "average", backend = backend, precision = engine$precision,
+                     devices = engine$devices)
   if (identical(attr(d, "method"), "1 - TOM")) tree[c("labels", "dist.method")] <- list(NULL)
   if (verbose > 2) .wgcna_say(spaces, "....detecting modules..")
   labels <- try(gpu_cutree_dynamic(

@@ -440,13 +440,7 @@ gpu_blockwise_consensus_modules <- function(
     nThreads = 0, verbose = 2, indent = 0, ...,
     backend = getOption("gpucor.backend", "auto"), precision = c("double", "single"),
     devices = getOption("gpucor.devices", 0L)) {
-  devices <- .check_devices(devices)
-  precision <- match.arg(precision)
-  engine <- list(backend = backend, precision = precision, devices = devices)
-  if (!is.numeric(verbose) || length(verbose) != 1L || is.na(verbose))
-    stop("'verbose' must be a number (WGCNA's level of detail)", call. = FALSE)
-  if (!is.numeric(indent) || length(indent) != 1L || is.na(indent))
-    stop("'indent' must be a number", call. = FALSE)
+  engine <- .bw_engine(backend, match.arg(precision), devices, verbose, indent)
   spaces <- .wgcna_spaces(indent)
   ms <- .ms_sets(multiExpr, "multiExpr")
   xs <- ms$x
@@ -611,8 +605,8 @@ gpu_blockwise_consensus_modules <- function(
 
   if (verbose > 1) .wgcna_say(spaces, "..Working on block 1 .")
   if (verbose > 2) .wgcna_say(spaces, "....clustering and detecting modules..")
-  tree <- gpu_hclust(d, method = "average", backend = backend, precision = precision,
-                     devices = devices)
+  tree <- gpu_hclust(d, method = "average", backend = backend, precision = engine$precision,
+                     devices = engine$devices)
   labels <- gpu_cutree_dynamic(
     dendro = tree, distM = d, deepSplit = deepSplit, cutHeight = detectCutHeight,
     minClusterSize = minModuleSize, method = "hybrid", maxCoreScatter = maxCoreScatter,
