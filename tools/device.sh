@@ -10,7 +10,7 @@
 #                          [<file>-tests] [sanitize-<file>] [dist-file]
 #                          [sanitize-dist-file] [property] [classes32]
 #                          [reproducers-base] [cov] [sanitize-32] [sanitize-sinks]
-#                          [sanitize-mi] [modules] [sweep] [sweep-profile] [consensus] [neighbors] [modules-big]
+#                          [sanitize-mi] [modules] [sweep] [sweep-profile] [consensus] [neighbors] [neighbors-scale] [modules-big]
 #   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all;
 #   compare times the GPU cases of bench/compare_case.R with the build of
 #   .bench-base/ -- a carried copy of the code before the change, made with
@@ -204,6 +204,14 @@ neighbors)
   # issue 39: GpucorParam against KmknnParam (needs BiocNeighbors and bluster
   # in the bundle: RBUNDLE=.rbundle-n)
   GPUCOR_BENCH_N=${GPUCOR_BENCH_N:-50000} Rscript bench/neighbors.R 2>&1 | tee "$OUT/neighbors.log" | tail -20 ;;
+neighbors-scale)
+  # issue 39's large cases on the GPU (bench/neighbors_scale.R), the
+  # device's peak memory sampled every 100 ms beside it
+  nvidia-smi --query-gpu=index,memory.used --format=csv,noheader,nounits -lms 100 \
+    > "$OUT/neighbors-scale-mem.csv" 2>/dev/null & smi=$!
+  Rscript bench/neighbors_scale.R ${GPUCOR_BENCH_NS:-} 2>&1 | tee "$OUT/neighbors-scale.log" | tail -40
+  kill $smi 2>/dev/null
+  echo "peak device memory (MiB): $(sort -t, -k2 -n "$OUT/neighbors-scale-mem.csv" | tail -1)" ;;
 consensus)
   # gpu_blockwise_consensus_modules against blockwiseConsensusModules, ALL in two sets
   Rscript bench/consensus.R 2>&1 | tee "$OUT/consensus.log" | grep -v '^$' | tail -20 ;;
