@@ -3,6 +3,7 @@
 # whole findKNN()/queryKNN() calls at growing N, and makeSNNGraph split into
 # its search and bluster's graph building.
 #   Rscript bench/neighbors_scale.R [N ...]     (default 100000 200000 1000000)
+# (GPUCOR_BENCH_SNN=0 leaves the SNN part out)
 suppressMessages({library(gpucor); library(BiocNeighbors)})
 ns <- as.numeric(commandArgs(TRUE)); if (!length(ns)) ns <- c(1e5, 2e5, 1e6)
 cat(sprintf("bench/neighbors_scale.R, %s, %s\n", format(Sys.time(), "%Y-%m-%d %H:%M"),
@@ -27,7 +28,7 @@ if (max(ns) >= 1e6) {
   cat(sprintf("queryKNN 100000 refs x %d queries k=10: %.2f s\n", nrow(x), t3))
   rm(q)
 }
-if (requireNamespace("bluster", quietly = TRUE)) {
+if (Sys.getenv("GPUCOR_BENCH_SNN", "1") != "0" && requireNamespace("bluster", quietly = TRUE)) {
   n <- 2e5
   centers <- matrix(rnorm(10 * 50, sd = 3), 10, 50)
   x <- centers[sample.int(10, n, TRUE), ] + matrix(rnorm(n * 50), n, 50)

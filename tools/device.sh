@@ -10,7 +10,7 @@
 #                          [<file>-tests] [sanitize-<file>] [dist-file]
 #                          [sanitize-dist-file] [property] [classes32]
 #                          [reproducers-base] [cov] [sanitize-32] [sanitize-sinks]
-#                          [sanitize-mi] [modules] [sweep] [sweep-profile] [consensus] [neighbors] [neighbors-scale] [modules-big]
+#                          [sanitize-mi] [modules] [sweep] [sweep-profile] [consensus] [neighbors] [neighbors-scale] [knn-ncu] [modules-big]
 #   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all;
 #   compare times the GPU cases of bench/compare_case.R with the build of
 #   .bench-base/ -- a carried copy of the code before the change, made with
@@ -212,6 +212,12 @@ neighbors-scale)
   Rscript bench/neighbors_scale.R ${GPUCOR_BENCH_NS:-} 2>&1 | tee "$OUT/neighbors-scale.log" | tail -40
   kill $smi 2>/dev/null
   echo "peak device memory (MiB): $(sort -t, -k2 -n "$OUT/neighbors-scale-mem.csv" | tail -1)" ;;
+knn-ncu)
+  # the k-NN kernels' durations and throughput on 200000 x 50, k = 30
+  # (the first panel's launches)
+  ncu --clock-control none -k regex:'dist_tile|sel_topk' -c 6 --section SpeedOfLight \
+    Rscript -e 'library(gpucor); set.seed(1); x <- matrix(rnorm(2e5 * 50), 2e5); invisible(gpu_knn(x, 30))' \
+    2>&1 | tee "$OUT/knn-ncu.log" | grep -E 'dist_tile|sel_topk|Duration|Throughput|Busy|Block Size|Grid Size' | head -60 ;;
 consensus)
   # gpu_blockwise_consensus_modules against blockwiseConsensusModules, ALL in two sets
   Rscript bench/consensus.R 2>&1 | tee "$OUT/consensus.log" | grep -v '^$' | tail -20 ;;
