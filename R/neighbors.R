@@ -44,9 +44,11 @@
 #'   for the range searches: those run in the calling process.  The
 #'   answers are the same.
 #' * The index ([BiocNeighbors::buildIndex()]'s value, of class
-#'   `GpucorIndex`, a `BiocNeighborIndex`) holds the data on the host;
-#'   each search uploads it to the GPU again (the upload is small next to
-#'   an exhaustive search).
+#'   `GpucorIndex`, a `BiocNeighborIndex`) holds the points one per row, as
+#'   the engine reads them, checked once (`bndata()` gives them one per
+#'   column, as BiocNeighbors' indices do, made when asked for); each
+#'   search uploads them to the GPU again (the upload is small next to an
+#'   exhaustive search).
 #'
 #' BiocNeighbors 2.x plugs backends in differently: its searches dispatch
 #' on the index that `buildIndex(X, BNPARAM =)` returns, and a backend either
@@ -63,10 +65,10 @@
 #' and `findDistance()`/`queryDistance()` (the k-th distance alone) added;
 #' the engine does not change.
 #'
-#' The class and its methods are defined when gpucor is loaded and
-#' BiocNeighbors is installed (BiocNeighbors is only suggested: gpucor works
-#' without it, and `GpucorParam()` then stops with a message).  Loading
-#' gpucor then loads BiocNeighbors too.
+#' The class and its methods are defined when BiocNeighbors is loaded
+#' (BiocNeighbors is only suggested: gpucor works without it, and
+#' `GpucorParam()` then stops with a message); loading gpucor does not load
+#' it, `GpucorParam()` does.
 #'
 #' @param distance `"Euclidean"`, `"Manhattan"` or `"Cosine"`.
 #' @param backend,precision,devices as for [gpu_knn()]; kept in the
@@ -84,7 +86,7 @@
 #'   BiocNeighbors::queryKNN(BNINDEX = idx, query = x[1:3, ] + 0.1, k = 2)
 #' }
 #' @aliases GpucorParam-class GpucorIndex-class
-#'   show,GpucorParam-method
+#'   show,GpucorParam-method bndata,GpucorIndex-method dim,GpucorIndex-method
 #'   buildIndex,GpucorParam-method
 #'   findKNN,missing,GpucorParam-method findKNN,GpucorIndex,missing-method
 #'   findKNN,GpucorIndex,GpucorParam-method
@@ -101,13 +103,12 @@ GpucorParam <- function(distance = c("Euclidean", "Manhattan", "Cosine"),
                         backend = getOption("gpucor.backend", "auto"),
                         precision = c("double", "single"),
                         devices = getOption("gpucor.devices", 0L)) {
+  # loading BiocNeighbors defines the class and methods (.bn_hook())
   if (!requireNamespace("BiocNeighbors", quietly = TRUE))
     stop("GpucorParam() needs the BiocNeighbors package", call. = FALSE)
   if (!isTRUE(.gpucor_state$bn))
-    stop(if (is.null(.gpucor_state$bn_error))
-           "BiocNeighbors was installed after gpucor was loaded: restart R to use GpucorParam()"
-         else paste("GpucorParam's class could not be defined:", .gpucor_state$bn_error),
-         call. = FALSE)
+    stop(paste("GpucorParam's class could not be defined:",
+               .gpucor_state$bn_error), call. = FALSE)
   distance <- match.arg(distance)
   precision <- match.arg(precision)
   # the backend's name is checked now; whether a GPU is there, at the search
@@ -119,19 +120,38 @@ GpucorParam <- function(distance = c("Euclidean", "Manhattan", "Cosine"),
                precision = precision, devices = devices)
 }
 
-# ---- the class and methods, defined at load time (R/zzz.R) ----------------
-# BiocNeighbors is a Suggests: its classes and generics are reached through
-# the namespace, and ours are defined into gpucor's namespace by .onLoad
-# (before the namespace is sealed and its S4 metadata cached), only when it
-# is installed.  TRUE when they were defined.
-.bn_define <- function(ns) {
-  if (!requireNamespace("BiocNeighbors", quietly = TRUE)) return(FALSE)
+# ---- the class and methods, defined when BiocNeighbors loads --------------
+# BiocNeighbors is a Suggests, and loading it takes a second: its classes
+# and generics are reached through its namespace, and ours are defined into
+# .bn_env (gpucor's namespace is sealed by then) when it is loaded -- at
+# once if it already is when gpucor loads, else by a hook on its loading
+# (R/zzz.R calls .bn_hook()).
+.bn_env <- new.env()
+
+.bn_hook <- function() {
+  define <- function(...) {
+    if (isTRUE(.gpucor_state$bn)) return(invisible())
+    .gpucor_state$bn <- tryCatch(.bn_define(.bn_env), error = function(e) {
+      .gpucor_state$bn_error <- conditionMessage(e)
+      FALSE
+    })
+  }
+  if ("BiocNeighbors" %in% loadedNamespaces()) define()
+  else setHook(packageEvent("BiocNeighbors", "onLoad"), define)
+}
+
+# TRUE when the class and methods were defined (into 'where').
+.bn_define <- function(where) {
   methods::setClass("GpucorParam", contains = "BiocNeighborParam",
                     slots = c(backend = "character", precision = "character",
-                              devices = "ANY"), where = ns)
+                              devices = "ANY"), where = where)
+  # 'points': one per row, the engine's layout ('data', BiocNeighbors' one
+  # per column, is left empty: bndata() makes it when asked)
   methods::setClass("GpucorIndex", contains = "BiocNeighborIndex",
-                    slots = c(backend = "character", precision = "character",
-                              devices = "ANY"), where = ns)
+                    slots = c(points = "matrix", backend = "character",
+                              precision = "character", devices = "ANY"),
+                    where = where)
+  ns <- where
   methods::setMethod("show", "GpucorParam", function(object) {
     cat(sprintf("class: %s\n", class(object)))
     cat(sprintf("distance: %s\n", object@distance))
@@ -140,6 +160,8 @@ GpucorParam <- function(distance = c("Euclidean", "Manhattan", "Cosine"),
   }, where = ns)
   bn <- asNamespace("BiocNeighbors")
   generic <- function(name) get(name, envir = bn)
+  methods::setMethod(generic("bndata"), "GpucorIndex", function(x) t(x@points), where = ns)
+  methods::setMethod("dim", "GpucorIndex", function(x) dim(x@points), where = ns)
   methods::setMethod(generic("buildIndex"), "GpucorParam",
                      function(X, ..., BNPARAM) .gpucor_bn_build(X, BNPARAM, ...), where = ns)
   # each search with a parameter object (the data indexed on the way), with
@@ -175,7 +197,7 @@ GpucorParam <- function(distance = c("Euclidean", "Manhattan", "Cosine"),
 # on (transposed; the rest is BiocNeighbors' and ignored).
 .gpucor_bn_build <- function(X, BNPARAM, transposed = FALSE, ...) {
   pts <- .bn_points(X, transposed, "X", BNPARAM@distance)
-  methods::new("GpucorIndex", data = t(pts), NAMES = rownames(pts),
+  methods::new("GpucorIndex", points = pts, data = matrix(0, 0L, 0L), NAMES = rownames(pts),
                distance = BNPARAM@distance, backend = BNPARAM@backend,
                precision = BNPARAM@precision, devices = BNPARAM@devices)
 }
@@ -202,7 +224,7 @@ GpucorParam <- function(distance = c("Euclidean", "Manhattan", "Cosine"),
 
 # The index's points, one per row (scaled already for "Cosine"); the
 # engine's method for its distance.
-.bn_data <- function(index) t(index@data)
+.bn_data <- function(index) index@points
 .bn_method <- function(index) if (index@distance == "Manhattan") "manhattan" else "euclidean"
 
 # 'subset' (indices, names or logical) as positions among n points,

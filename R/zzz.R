@@ -10,12 +10,9 @@
   reg.finalizer(.gpucor_state, function(e) {
     if (!isTRUE(e$unloaded)) .Call(C_gpucor_gpu_release)
   }, onexit = TRUE)
-  # GpucorParam's S4 class and BiocNeighbors methods (R/neighbors.R), into
-  # this namespace before it is sealed, when BiocNeighbors is installed
-  .gpucor_state$bn <- tryCatch(.bn_define(topenv()), error = function(e) {
-    .gpucor_state$bn_error <- conditionMessage(e)
-    FALSE
-  })
+  # GpucorParam's S4 class and BiocNeighbors methods (R/neighbors.R), when
+  # BiocNeighbors is loaded (now, or later by a hook)
+  .bn_hook()
 }
 
 .onUnload <- function(libpath) {

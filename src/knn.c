@@ -202,7 +202,25 @@ SEXP gpucor_knn(SEXP x, SEXP query, SEXP method, SEXP power, SEXP kk, SEXP anyna
     PROTECT(rows);
     SEXP idx = PROTECT(allocMatrix(INTSXP, (int) nout, (int) k));
     SEXP dst = PROTECT(allocMatrix(REALSXP, (int) nout, (int) k));
-    for (size_t i = 0, r = 0; i < nq; i++) {
+    if (!nr && !held) {
+        /* every row its own: sorted and copied by the threads */
+        int *ip = INTEGER(idx);
+        double *dp = REAL(dst);
+        int nth = o.nthreads > 0 ? o.nthreads : 1;
+        if ((size_t) nth > nq / 4096 + 1) nth = (int) (nq / 4096 + 1);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nth) schedule(static)
+#endif
+        for (size_t i = 0; i < nq; i++) {
+            const gc_hent *e;
+            size_t got = gc_select_heap_sorted(&s, i, &e);
+            for (size_t a = 0; a < k; a++) {
+                ip[i + a * nq] = a < got ? (int) e[a].partner + 1 : NA_INTEGER;
+                dp[i + a * nq] = a < got ? e[a].v : NA_REAL;
+            }
+        }
+    }
+    for (size_t i = 0, r = 0; i < nq && (nr || held); i++) {
         if (nr && s.hlen[i] == 0) continue;
         if (held && held[i] == 1) {   /* below, from its one part */
             r++;

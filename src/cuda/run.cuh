@@ -89,8 +89,11 @@ int gc_cuda_plan(const gc_sink *sink, size_t ncols, size_t rows, size_t elt,
  * device (select.cu): then a panel stages k records per column. */
 int gc_cuda_select_topk(const gc_sink *sink, size_t elt);
 /* Device values of a panel whose sink stages records only: wider panels,
- * fewer launches (a panel is still an interrupt and progress point). */
-#define GPUCOR_WIDE_PANEL_BYTES ((size_t) 1 << 30)
+ * fewer launches (a panel is still an interrupt and progress point).  The
+ * top-k selection runs a block per column: 4 GiB keeps a million-row
+ * panel 512 columns wide, four blocks per SM of an H100 (at 1 GiB its
+ * 128 blocks left a quarter of the SMs' threads idle). */
+#define GPUCOR_WIDE_PANEL_BYTES ((size_t) 4 << 30)
 
 /* The selecting sink's device half (select.cu): what the pass can select
  * on the device goes into buf (the sink's device bytes), else the tile is

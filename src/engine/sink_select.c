@@ -252,11 +252,38 @@ static void select_commit(const gc_sink *sink, const gc_tile *t, size_t offset, 
         return;
     }
     if (t->rec == TILE_TOPK) {
-        /* a column's own best partners: its variable's heap only (the
-         * partner's column makes the partner's) */
-        for (size_t k = 0; k < t->nrec; k++)
-            if (r[k].i != UINT32_MAX)
-                heap_offer(s, r[k].j, sel_strength(s->strength, r[k].v), r[k].v, r[k].i);
+        /* a column's own best partners, best first: its variable's heap
+         * only (the partner's column makes the partner's).  An empty heap
+         * takes them as they are, worst first (a sorted array is a heap,
+         * and gc_select_heap_sorted() then only reverses it); the columns
+         * are distinct variables, committed by the threads at once */
+        size_t k = s->k, ncol = k ? t->nrec / k : 0;
+        if (nthreads < 1) nthreads = 1;
+        if ((size_t) nthreads > ncol / 256 + 1) nthreads = (int) (ncol / 256 + 1);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+#endif
+        for (size_t b = 0; b < ncol; b++) {
+            const gc_pair *c = r + b * k;
+            size_t m = 0;
+            while (m < k && c[m].i != UINT32_MAX) m++;
+            if (m == 0) continue;
+            size_t var = c[0].j;
+            if (s->hlen[var] == 0) {
+                gc_hent *h = s->heap + var * k;
+                for (size_t a = 0; a < m; a++) {
+                    const gc_pair *e = &c[m - 1 - a];
+                    h[a].s = sel_strength(s->strength, e->v);
+                    h[a].v = e->v;
+                    h[a].partner = e->i;
+                }
+                s->hlen[var] = (uint32_t) m;
+                if (m == k) __atomic_store(&s->hfloor[var], &h[0].s, __ATOMIC_RELAXED);
+            } else {
+                for (size_t a = 0; a < m; a++)
+                    heap_offer(s, var, sel_strength(s->strength, c[a].v), c[a].v, c[a].i);
+            }
+        }
         return;
     }
     if (nthreads < 1) nthreads = 1;
@@ -289,8 +316,18 @@ static int hent_cmp(const void *a, const void *b)
 size_t gc_select_heap_sorted(gc_select *s, size_t var, const gc_hent **out)
 {
     gc_hent *h = s->heap + var * s->k;
-    size_t n = s->hlen[var];
-    qsort(h, n, sizeof *h, hent_cmp);
+    size_t n = s->hlen[var], a = 0;
+    /* worst first already (a device's column, above): reversed */
+    while (a + 1 < n && hent_cmp(&h[a], &h[a + 1]) >= 0) a++;
+    if (a + 1 >= n) {
+        for (size_t lo = 0, hi = n ? n - 1 : 0; lo < hi; lo++, hi--) {
+            gc_hent tmp = h[lo];
+            h[lo] = h[hi];
+            h[hi] = tmp;
+        }
+    } else {
+        qsort(h, n, sizeof *h, hent_cmp);
+    }
     *out = h;
     return n;
 }
