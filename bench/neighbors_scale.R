@@ -22,6 +22,17 @@ for (n in ns) {
   if (!is.null(tm)) print(tm)
   rm(r, f); invisible(gc())
 }
+# every GPU of the machine against its first (issue 39's 4-GPU case)
+ndev <- nrow(gpu_info()$devices)
+if (ndev > 1) {
+  n <- max(ns)
+  if (nrow(x) != n) x <- matrix(rnorm(n * 50), n, 50)
+  t1 <- el(one <- findKNN(x, 30, BNPARAM = GpucorParam(devices = 0L)))
+  t2 <- el(all <- findKNN(x, 30, BNPARAM = GpucorParam(devices = "all")))
+  cat(sprintf("findKNN %d x 50 k=30: one GPU %.2f s, %d GPUs %.2f s, %.2fx, identical %s\n",
+              n, t1, ndev, t2, t1 / t2, identical(one, all)))
+  rm(one, all); invisible(gc())
+}
 if (max(ns) >= 1e6) {
   ref <- x[1:1e5, ] + 0.1
   t3 <- el(q <- queryKNN(ref, x, 10, BNPARAM = GpucorParam()))

@@ -358,6 +358,23 @@ test_that("GpucorParam: bad input is a clear error", {
   expect_error(BiocNeighbors::findKNN(x0, 2, BNPARAM = GpucorParam("Cosine")), "L2 norms of zero")
 })
 
+test_that("GpucorParam: loading gpucor does not load BiocNeighbors; loading it defines the class", {
+  skip_if_not_installed("BiocNeighbors")
+  skip_on_cran()
+  rscript <- file.path(R.home("bin"), "Rscript")
+  run <- function(code) system2(rscript, c("--vanilla", "-e", shQuote(code)), stdout = TRUE,
+                                stderr = FALSE, env = paste0("R_LIBS=", paste(.libPaths(), collapse = ":")))
+  expect_identical(run("library(gpucor); cat('BiocNeighbors' %in% loadedNamespaces())"), "FALSE")
+  # loaded after gpucor (by GpucorParam(), or by the user), or before it
+  expect_identical(run(paste("library(gpucor); p <- GpucorParam();",
+                             "i <- BiocNeighbors::buildIndex(matrix(1:6 + 0, 3), BNPARAM = p);",
+                             "cat(class(i), dim(i), dim(BiocNeighbors::bndata(i)))")),
+                   "GpucorIndex 3 2 2 3")
+  expect_identical(run(paste("library(BiocNeighbors); library(gpucor);",
+                             "cat(findKNN(matrix(c(1, 2, 4), 3), 1, BNPARAM = GpucorParam())$index)")),
+                   "2 1 2")
+})
+
 test_that("gpu_knn(query =) and gpu_range() on the GPU in single precision", {
   skip_if_no_gpu()
   info <- new_seed()

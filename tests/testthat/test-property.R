@@ -476,3 +476,89 @@ test_that("property: issue 34's measures equal corpcor, parmigene and minet's fo
   info <- new_seed()
   prop_run(round(500 * prop_scale), prop_new_draw, prop_new_case, info)
 })
+
+# Issue 39's searches on random shapes and contents: gpu_knn() of x itself
+# and with a query, gpu_range() likewise, for stats' metrics, against brute
+# force on stats::dist() of the two sets stacked: distances to 1e-12
+# (relative above 1), indices identical where the distance is not tied
+# within that (exact ties -- small integers, copied rows -- to the smaller
+# index), range sets identical away from the threshold.  No NA: a search
+# with a query takes none.
+prop_nn_draw <- function(seed) {
+  set.seed(seed)
+  fn <- sample(c("knn", "knn_query", "range", "range_query"), 1)
+  method <- sample(setdiff(stats_dist_methods, "binary"), 1)
+  content <- sample(c("gauss", "ties", "offset", "near_dup", "mixed", "copies"), 1)
+  n <- sample(c(1, 2, 3, 5, 17, 63, 64, 65, 129, 130), 1)
+  p <- sample(c(1, 2, 3, 5, 17), 1)
+  if (fn %in% c("knn", "range") && n < 2) n <- 2
+  x <- if (content == "copies") {
+    b <- matrix(stats::rnorm(max(1, n %/% 3) * p), ncol = p)
+    b[sample.int(nrow(b), n, TRUE), , drop = FALSE]
+  } else prop_matrix(n, p, content)
+  q <- NULL
+  if (grepl("query", fn)) {
+    nq <- sample(c(1, 2, 5, 64, 65, 130), 1)
+    q <- if (content == "copies") x[sample.int(n, nq, TRUE), , drop = FALSE]
+         else prop_matrix(nq, p, content)
+  }
+  kmax <- if (is.null(q)) n - 1 else n
+  list(fn = fn, method = method, x = prop_container(x, content), q = q,
+       k = sample.int(kmax, 1), mp = sample(c(0.5, 1.5, 3), 1), content = content,
+       slab = prop_slab(), tile = prop_tile(), skip = FALSE,
+       what = sprintf("%s(%s) %d x %d%s, %s", fn, method, n, p,
+                      if (is.null(q)) "" else sprintf(", %d queries", nrow(q)), content))
+}
+
+prop_nn_case <- function(cs, info) {
+  xm <- as_num_matrix(cs$x)
+  q <- cs$q
+  n <- nrow(xm)
+  all <- as.matrix(stats::dist(rbind(xm, q), cs$method, p = cs$mp))
+  d <- if (is.null(q)) { a <- all; diag(a) <- NA; a }
+       else all[seq_len(n), n + seq_len(nrow(q)), drop = FALSE]
+  d <- unname(d)
+  tol <- function(a) 1e-12 * pmax(1, abs(a))
+  # equal to tol, or both NA (canberra's all-zero pairs), or the same Inf
+  same <- function(g, w) (is.na(g) & is.na(w)) |
+    (!is.na(g) & !is.na(w) & (g == w | abs(g - w) <= tol(w)))
+  if (grepl("range", cs$fn)) {
+    thr <- stats::quantile(d, 0.2, na.rm = TRUE, names = FALSE)
+    if (!is.finite(thr)) return()
+  }
+  for (b in test_backends()) {
+    what <- paste(cs$what, "on", b)
+    if (grepl("knn", cs$fn)) {
+      got <- gpucor::gpu_knn(cs$x, cs$k, cs$method, p = cs$mp, query = q, backend = b)
+      for (j in seq_len(ncol(d))) {
+        dj <- d[, j]
+        want <- order(dj, seq_along(dj), na.last = NA)[seq_len(cs$k)]
+        at <- dj[want]
+        expect(all(same(got$distance[j, ], at)),
+               sprintf("%s: point %d's distances differ. %s", what, j, info))
+        untied <- vapply(at, function(a) is.na(a) || sum(same(dj, a)) == 1, TRUE)
+        expect(identical(got$index[j, untied], want[untied]),
+               sprintf("%s: point %d's neighbours differ. %s", what, j, info))
+        expect(all(same(dj[got$index[j, ]], got$distance[j, ])),
+               sprintf("%s: point %d's indices are not at their distances. %s", what, j, info))
+      }
+    } else {
+      got <- gpucor::gpu_range(cs$x, thr, cs$method, p = cs$mp, query = q, backend = b)
+      for (j in seq_len(ncol(d))) {
+        dj <- d[, j]
+        want <- which(dj <= thr)
+        near <- which(abs(dj - thr) <= tol(thr))      # on the threshold within rounding
+        gi <- got$index[[j]]
+        expect(identical(setdiff(gi, near), setdiff(want, near)) && !is.unsorted(gi),
+               sprintf("%s: point %d's neighbours within %g differ. %s", what, j, thr, info))
+        expect(all(same(got$distance[[j]], dj[gi])),
+               sprintf("%s: point %d's distances differ. %s", what, j, info))
+      }
+    }
+  }
+}
+
+test_that("property: gpu_knn and gpu_range (with and without a query) equal brute force", {
+  info <- new_seed()
+  prop_run(round(300 * prop_scale), prop_nn_draw, prop_nn_case, info)
+})
