@@ -308,7 +308,7 @@ test_that("GpucorParam: findNeighbors() and queryNeighbors() as the exhaustive r
   }
 })
 
-test_that("GpucorParam: bluster's SNN and kNN graphs are ExhaustiveParam's", {
+test_that("GpucorParam: bluster's SNN and kNN graphs and scran's are ExhaustiveParam's", {
   skip_if_not_installed("BiocNeighbors")
   skip_if_not_installed("bluster")
   info <- new_seed()
@@ -328,6 +328,15 @@ test_that("GpucorParam: bluster's SNN and kNN graphs are ExhaustiveParam's", {
                                                    BNPARAM = BiocNeighbors::ExhaustiveParam()))
     got <- bluster::makeKNNGraph(x, k = 7, BNPARAM = GpucorParam(backend = b))
     expect_identical(igraph::as_edgelist(got), igraph::as_edgelist(want), info = paste(b, info))
+    # scran's buildSNNGraph() (cells in rows, no PCA of its own)
+    if (requireNamespace("scran", quietly = TRUE)) {
+      want <- suppressWarnings(scran::buildSNNGraph(x, transposed = TRUE, d = NA, k = 10,
+                                                    BNPARAM = BiocNeighbors::ExhaustiveParam()))
+      got <- scran::buildSNNGraph(x, transposed = TRUE, d = NA, k = 10,
+                                  BNPARAM = GpucorParam(backend = b))
+      expect_identical(igraph::as_edgelist(got), igraph::as_edgelist(want), info = paste(b, info))
+      expect_identical(igraph::E(got)$weight, igraph::E(want)$weight, info = paste(b, info))
+    }
   }
 })
 
