@@ -369,7 +369,6 @@ test_that("GpucorParam: bad input is a clear error", {
 
 test_that("GpucorParam: loading gpucor does not load BiocNeighbors; loading it defines the class", {
   skip_if_not_installed("BiocNeighbors")
-  skip_on_cran()
   rscript <- file.path(R.home("bin"), "Rscript")
   run <- function(code) system2(rscript, c("--vanilla", "-e", shQuote(code)), stdout = TRUE,
                                 stderr = FALSE, env = paste0("R_LIBS=", paste(.libPaths(), collapse = ":")))
