@@ -376,15 +376,27 @@ gpu_knn <- function(x, k, method = c("euclidean", "manhattan", "maximum", "canbe
     .bp_gpu_check(BPPARAM, backend)
     jobs <- .bp_shares(nq, BPPARAM, devices)
   }
+  # the CPU engine's pruned search (src/cpu/knn_prune.c): NA lets its rule
+  # decide, TRUE forces it where the data allow, FALSE runs the brute force
+  # (an internal option, for tests and benchmarks)
+  prune <- getOption("gpucor.knn_prune", NA)
+  if (!is.logical(prune) || length(prune) != 1L)
+    stop("option 'gpucor.knn_prune' must be TRUE, FALSE or NA")
+  opts <- .engine_opts(backend, precision, verbose, devices)
+  opts$knn_prune <- prune
+  path <- NULL   # which search ran, for verbose
   r <- .engine_call({
     parts <- if (bp)
       .bp_share_run(jobs, .bp_knn_part, BPPARAM, x = x, query = query, m = m,
                     p = as.double(p), k = as.double(k), anyna = anyna, backend = backend,
                     precision = precision)
-    .Call(C_gpucor_knn, x, query, m, as.double(p), as.double(k), anyna,
-          .engine_opts(backend, precision, verbose, devices), parts)
+    v <- .Call(C_gpucor_knn, x, query, m, as.double(p), as.double(k), anyna, opts, parts)
+    path <- attr(v, "knn_path")
+    v
   }, "gpu_knn", backend, precision, devices, verbose,
-  report = if (bp) function(s, th) .bp_report("gpu_knn", 1L, jobs, backend, BPPARAM, s))
+  report = if (bp) function(s, th) .bp_report("gpu_knn", 1L, jobs, backend, BPPARAM, s)
+           else function(s, th) .engine_report("gpu_knn", th, precision, s, devices,
+                                               cpu_note = path))
   if (isTRUE(attr(r, "nonfinite"))) warning("treating non-finite values as NA")
   if (isTRUE(attr(r, "sd0"))) warning("the standard deviation is zero")
   out <- list(index = r[[1L]], distance = r[[2L]])
