@@ -308,6 +308,18 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
 #' query; the others on the GPU too.  [gpu_range()] finds every neighbour
 #' within a distance instead of the `k` nearest.
 #'
+#' On the CPU, the `"euclidean"` and `"manhattan"` searches of finite data
+#' (without `BPPARAM`) may skip most distances: the rows of `x` are grouped
+#' into k-means clusters (about `sqrt(nrow(x))`, from a fixed-seed sample:
+#' R's random numbers are not used) and bounds from the triangle inequality
+#' leave out the clusters and rows that cannot be among the `k` nearest.
+#' The answer is the exhaustive search's, distances bit for bit and ties
+#' in index order; the pruned search runs where a first sample of the rows
+#' shows that it pays (clustered data, such as cells' principal
+#' components), the exhaustive one elsewhere (Gaussian noise in many
+#' dimensions, few rows, `k` large against `nrow(x)`).  `verbose = TRUE`
+#' says which ran.
+#'
 #' @param x a numeric matrix (rows are the items), or what [gpu_dist()]
 #'   takes.
 #' @param k the number of neighbours, from 1 to `nrow(x) - 1` (to
