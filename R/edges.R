@@ -308,6 +308,18 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
 #' query; the others on the GPU too.  [gpu_range()] finds every neighbour
 #' within a distance instead of the `k` nearest.
 #'
+#' On the CPU, the `"euclidean"` and `"manhattan"` searches of finite data
+#' (without `BPPARAM`) may skip most distances: the rows of `x` are grouped
+#' into k-means clusters (about `sqrt(nrow(x))`, from a fixed-seed sample:
+#' R's random numbers are not used) and bounds from the triangle inequality
+#' leave out the clusters and rows that cannot be among the `k` nearest.
+#' The answer is the exhaustive search's, distances bit for bit and ties
+#' in index order; the pruned search runs where a first sample of the rows
+#' shows that it pays (clustered data, such as cells' principal
+#' components), the exhaustive one elsewhere (Gaussian noise in many
+#' dimensions, few rows, `k` large against `nrow(x)`).  `verbose = TRUE`
+#' says which ran.
+#'
 #' @param x a numeric matrix (rows are the items), or what [gpu_dist()]
 #'   takes.
 #' @param k the number of neighbours, from 1 to `nrow(x) - 1` (to
@@ -376,15 +388,27 @@ gpu_knn <- function(x, k, method = c("euclidean", "manhattan", "maximum", "canbe
     .bp_gpu_check(BPPARAM, backend)
     jobs <- .bp_shares(nq, BPPARAM, devices)
   }
+  # the CPU engine's pruned search (src/cpu/knn_prune.c): NA lets its rule
+  # decide, TRUE forces it where the data allow, FALSE runs the brute force
+  # (an internal option, for tests and benchmarks)
+  prune <- getOption("gpucor.knn_prune", NA)
+  if (!is.logical(prune) || length(prune) != 1L)
+    stop("option 'gpucor.knn_prune' must be TRUE, FALSE or NA")
+  opts <- .engine_opts(backend, precision, verbose, devices)
+  opts$knn_prune <- prune
+  path <- NULL   # which search ran, for verbose
   r <- .engine_call({
     parts <- if (bp)
       .bp_share_run(jobs, .bp_knn_part, BPPARAM, x = x, query = query, m = m,
                     p = as.double(p), k = as.double(k), anyna = anyna, backend = backend,
                     precision = precision)
-    .Call(C_gpucor_knn, x, query, m, as.double(p), as.double(k), anyna,
-          .engine_opts(backend, precision, verbose, devices), parts)
+    v <- .Call(C_gpucor_knn, x, query, m, as.double(p), as.double(k), anyna, opts, parts)
+    path <- attr(v, "knn_path")
+    v
   }, "gpu_knn", backend, precision, devices, verbose,
-  report = if (bp) function(s, th) .bp_report("gpu_knn", 1L, jobs, backend, BPPARAM, s))
+  report = if (bp) function(s, th) .bp_report("gpu_knn", 1L, jobs, backend, BPPARAM, s)
+           else function(s, th) .engine_report("gpu_knn", th, precision, s, devices,
+                                               cpu_note = path))
   if (isTRUE(attr(r, "nonfinite"))) warning("treating non-finite values as NA")
   if (isTRUE(attr(r, "sd0"))) warning("the standard deviation is zero")
   out <- list(index = r[[1L]], distance = r[[2L]])

@@ -128,7 +128,9 @@
 }
 
 # 'threads' is the CPU engine's team size (NULL when the GPU ran).
-.engine_report <- function(fun, threads, precision, seconds, devices = 0L, note = NULL) {
+# 'note' is said of a GPU run, 'cpu_note' of a CPU run.
+.engine_report <- function(fun, threads, precision, seconds, devices = 0L, note = NULL,
+                           cpu_note = NULL) {
   what <- if (is.null(threads)) {
     tab <- gpu_info()$devices
     ids <- if (identical(devices, -1L)) tab$id else devices
@@ -138,7 +140,8 @@
   } else {
     sprintf("CPU engine, %d thread%s", threads, if (threads == 1L) "" else "s")
   }
+  if (is.null(threads)) cpu_note <- NULL else note <- NULL
   message(sprintf("%s: %s%s, %.3f s", fun, what,
-                  if (is.null(threads) && !is.null(note)) paste0(" (", note, ")") else "",
+                  if (!is.null(c(note, cpu_note))) paste0(" (", c(note, cpu_note), ")") else "",
                   seconds))
 }

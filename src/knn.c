@@ -18,6 +18,8 @@
 #include "status.h"
 #include "algo/dispatch.h"
 #include "engine/select.h"
+#include "engine/measure.h"
+#include "cpu/cpu.h"
 
 /* ---- k nearest neighbours ---------------------------------------------- */
 /* BiocParallel's parts (R/edges.R): each list(index, distance, rows), the
@@ -117,6 +119,51 @@ static const double *knn_query(SEXP query, size_t p, size_t *nq)
     return REAL(query);
 }
 
+/* The pruned search (cpu/knn_prune.c) where it applies: the CPU engine, a
+ * Euclidean or Manhattan distance, finite data, no BiocParallel share.
+ * Option knn_prune (options(gpucor.knn_prune), R/edges.R): FALSE never,
+ * TRUE whenever the data allow it, NA (default) by the measured rule.
+ * Returns the answer, or R_NilValue when the brute force is to run (*why:
+ * the reason, for verbose, or NULL when the search was not considered). */
+static SEXP knn_pruned(SEXP x, const double *qy, size_t nq, const gc_measure *m, size_t k,
+                       SEXP opts, const gc_opts *o, gc_host *host,
+                       const char **why)
+{
+    int mode = asLogical(gpucor_field_or_null(opts, "knn_prune"));
+    size_t n = (size_t) nrows(x), p = (size_t) ncols(x);
+    /* (complete data are checked by cpu_knn_prune: the stats metrics' NA
+     * are the brute force's, pair by pair) */
+    *why = mode == FALSE ? "options(gpucor.knn_prune = FALSE)"
+         : m->family != FAMILY_DISTANCE ? "not a Euclidean or Manhattan distance" : NULL;
+    if (o->gpu) *why = NULL;
+    if (o->gpu || *why) return R_NilValue;
+    SEXP idx = PROTECT(allocMatrix(INTSXP, (int) nq, (int) k));
+    SEXP dst = PROTECT(allocMatrix(REALSXP, (int) nq, (int) k));
+    int ran = 0;
+    cpu_knn_info info;
+    int status = cpu_knn_prune(REAL(x), n, p, qy, nq, m->op, k,
+                               mode == TRUE ? KNN_PRUNE_FORCE : KNN_PRUNE_AUTO, host,
+                               INTEGER(idx), REAL(dst), &ran, &info);
+    if (status != GPUCOR_OK) gpucor_raise_msg(status, "gpu_knn", "");
+    if (!ran) {
+        *why = info.why;
+        UNPROTECT(2);
+        return R_NilValue;
+    }
+    SEXP ans = PROTECT(allocVector(VECSXP, 2));
+    SET_VECTOR_ELT(ans, 0, idx);
+    SET_VECTOR_ELT(ans, 1, dst);
+    if (o->profile) {
+        char note[160];
+        snprintf(note, sizeof note, "pruned search: %zu clusters, %.0f distance-equivalents per row, "
+                 "the brute force's %.0f", info.centers, info.evals, info.brute_evals);
+        setAttrib(ans, install("knn_path"), mkString(note));
+    }
+    gpucor_set_threads(ans, o, info.team);
+    UNPROTECT(3);
+    return ans;
+}
+
 /* parts: NULL, or the results of BiocParallel's workers, each of its
  * share of the columns (R/edges.R): their neighbours are merged (above)
  * instead of running the engine, and the flags kept.  query: NULL, or the
@@ -140,6 +187,11 @@ SEXP gpucor_knn(SEXP x, SEXP query, SEXP method, SEXP power, SEXP kk, SEXP anyna
     gpucor_host_init(&host, &o, &pr);
     const double *rg;
     size_t nr = gpucor_ranges(opts, &rg);
+    const char *why = NULL;
+    if (isNull(parts) && nr == 0 && p > 0 && (qy ? n > 0 && nq > 0 : n > 1)) {
+        SEXP ans = knn_pruned(x, qy, nq, m, k, opts, &o, &host, &why);
+        if (!isNull(ans)) return ans;
+    }
 
     gc_select s;
     memset(&s, 0, sizeof s);
@@ -242,6 +294,11 @@ SEXP gpucor_knn(SEXP x, SEXP query, SEXP method, SEXP power, SEXP kk, SEXP anyna
     SET_VECTOR_ELT(ans, 1, dst);
     if (nr) SET_VECTOR_ELT(ans, 2, rows);
     if (flag) setAttrib(ans, install(gc_measure_flag_attr(m)), ScalarLogical(TRUE));
+    if (why && o.profile) {
+        char note[160];
+        snprintf(note, sizeof note, "brute force: %s", why);
+        setAttrib(ans, install("knn_path"), mkString(note));
+    }
     gpucor_call_report(ans, &o, &host, used, "gpu_knn");
     UNPROTECT(4);
     return ans;

@@ -120,6 +120,38 @@ int cpu_dist_run(const gc_problem *pb, const gc_sink *sink, const gc_host *host,
 int cpu_knnmi_run(const gc_problem *pb, const gc_sink *sink, const gc_host *host,
                   gc_pass *out);
 
+/* Euclidean (DIST_EUCLIDEAN) or Manhattan distances of rows i0 .. i0 + ni
+ * - 1 of xt (rows of ld doubles, a multiple of 4, zero padded) to y, by the
+ * same arithmetic as distance.c's tiles (so, bit for bit, gpu_dist's). */
+void cpu_dist_rows(int method, const double *xt, size_t ld, size_t i0, size_t ni,
+                   const double *y, double *res);
+
+/* ---- exact k-NN by a pruned search (knn_prune.c) --------------------------
+ * Each of the q rows of y (y NULL: each row of x, itself left out) gets its
+ * k nearest rows of the n x p, column-major x by the Euclidean or Manhattan
+ * distance (method), exactly as the brute force's selecting sink finds them:
+ * the same distances bit for bit, ties to the smaller index.  The rows of x
+ * are grouped into k-means clusters, and triangle-inequality bounds skip
+ * clusters and points that cannot be among the k nearest.  idx and dist
+ * (q x k, column-major) get 1-based row numbers and distances.  mode:
+ * KNN_PRUNE_AUTO (a rule decides whether pruning pays: see knn_prune.c),
+ * KNN_PRUNE_FORCE (whenever the data allow it).  *ran is 1 when the
+ * search ran, 0 when it did not (the data are not all finite or are too
+ * large for the bounds, or the rule chose the brute force): then idx and
+ * dist are undefined and the caller runs the brute force.  info: what
+ * happened, for verbose (may be NULL). */
+enum { KNN_PRUNE_AUTO = 0, KNN_PRUNE_FORCE = 1 };
+typedef struct {
+    size_t centers;      /* clusters of the index (0: none built) */
+    double evals;        /* distances computed per searched row, sampled (auto) or all */
+    double brute_evals;  /* the brute force's per row */
+    const char *why;     /* why the brute force was chosen, or NULL */
+    int team;            /* threads that ran */
+} cpu_knn_info;
+int cpu_knn_prune(const double *x, size_t n, size_t p, const double *y, size_t q,
+                  int method, size_t k, int mode, const gc_host *host, int *idx,
+                  double *dist, int *ran, cpu_knn_info *info);
+
 
 /* Whether stats' pairwise code gives "the standard deviation is zero" for
  * some variable against itself: the diagonal of cor(t(x), use =

@@ -88,6 +88,21 @@ DEFINE_BLOCK(block_euclidean, OP_EUCLIDEAN, V4_SUM)
 DEFINE_BLOCK(block_manhattan, OP_MANHATTAN, V4_SUM)
 DEFINE_BLOCK(block_maximum, OP_MAXIMUM, V4_MAX)
 
+/* Euclidean or Manhattan distances of rows i0 .. i0 + ni - 1 of xt (rows of
+ * ld doubles, zero padded) to y, with the very arithmetic of fill() below:
+ * the pruned k-NN search (knn_prune.c) computes the distances it keeps
+ * here, so that they equal the brute force's bit for bit. */
+void cpu_dist_rows(int method, const double *xt, size_t ld, size_t i0, size_t ni,
+                   const double *y, double *res)
+{
+    if (method == DIST_MANHATTAN) {
+        block_manhattan(xt, ld, i0, ni, y, res);
+        return;
+    }
+    block_euclidean(xt, ld, i0, ni, y, res);
+    for (size_t a = 0; a < ni; a++) res[a] = sqrt(res[a]);
+}
+
 /* Canberra needs a count too: 0/0 terms are dropped (and the sum rescaled)
  * by stats, so it gets its own loop; the padding is 0/0 and never counted. */
 GPUCOR_MULTIVERSION
