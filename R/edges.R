@@ -394,7 +394,7 @@ gpu_knn <- function(x, k, method = c("euclidean", "manhattan", "maximum", "canbe
   prune <- getOption("gpucor.knn_prune", NA)
   if (!is.logical(prune) || length(prune) != 1L)
     stop("option 'gpucor.knn_prune' must be TRUE, FALSE or NA")
-  opts <- .engine_opts(backend, precision, verbose, devices)
+  opts <- .knn_opts(backend, precision, verbose, devices)
   opts$knn_prune <- prune
   path <- NULL   # which search ran, for verbose
   r <- .engine_call({
@@ -416,6 +416,16 @@ gpu_knn <- function(x, k, method = c("euclidean", "manhattan", "maximum", "canbe
   rn <- rownames(if (is.null(query)) x else query)
   if (!is.null(rn)) rownames(out$index) <- rownames(out$distance) <- rn
   out
+}
+
+# The engine's options of a search, with the handle of an x kept on the
+# GPUs between searches (GpucorParam's index sets the internal option
+# gpucor.knn_resident around its calls; the engine uses it only for that
+# very x: src/cuda/distance.cu).
+.knn_opts <- function(backend, precision, verbose, devices) {
+  opts <- .engine_opts(backend, precision, verbose, devices)
+  opts$resident <- getOption("gpucor.knn_resident")
+  opts
 }
 
 # One worker's nearest neighbours among its ranges of columns.
@@ -507,7 +517,7 @@ gpu_range <- function(x, threshold, method = c("euclidean", "manhattan", "maximu
   anyna <- is.null(query) && !m %in% .stats_dist_methods && anyNA(x)
   r <- .engine_call(
     .Call(C_gpucor_range, x, query, m, as.double(p), as.double(threshold), anyna,
-          .engine_opts(backend, precision, verbose, devices), self),
+          .knn_opts(backend, precision, verbose, devices), self),
     "gpu_range", backend, precision, devices, verbose)
   if (isTRUE(attr(r, "nonfinite"))) warning("treating non-finite values as NA")
   if (isTRUE(attr(r, "sd0"))) warning("the standard deviation is zero")

@@ -46,9 +46,13 @@
 #' * The index ([BiocNeighbors::buildIndex()]'s value, of class
 #'   `GpucorIndex`, a `BiocNeighborIndex`) holds the points one per row, as
 #'   the engine reads them, checked once (`bndata()` gives them one per
-#'   column, as BiocNeighbors' indices do, made when asked for); each
-#'   search uploads them to the GPU again (the upload is small next to an
-#'   exhaustive search).
+#'   column, as BiocNeighbors' indices do, made when asked for).  A query
+#'   of the index in double precision keeps its points on each GPU it uses
+#'   (uploaded by the first such search there, where they fit), so the next
+#'   queries upload only themselves; the copies are freed with the index
+#'   (when R collects it), and at once when `findKNN()`/`queryKNN()` were
+#'   given the data rather than an index.  A search of the points among
+#'   themselves (`findKNN()`) uploads them each time.
 #'
 #' BiocNeighbors 2.x plugs backends in differently: its searches dispatch
 #' on the index that `buildIndex(X, BNPARAM =)` returns, and a backend either
@@ -148,8 +152,9 @@ GpucorParam <- function(distance = c("Euclidean", "Manhattan", "Cosine"),
   # 'points': one per row, the engine's layout ('data', BiocNeighbors' one
   # per column, is left empty: bndata() makes it when asked)
   methods::setClass("GpucorIndex", contains = "BiocNeighborIndex",
-                    slots = c(points = "matrix", backend = "character",
-                              precision = "character", devices = "ANY"),
+                    slots = c(points = "matrix", resident = "environment",
+                              backend = "character", precision = "character",
+                              devices = "ANY"),
                     where = where)
   ns <- where
   methods::setMethod("show", "GpucorParam", function(object) {
@@ -166,19 +171,25 @@ GpucorParam <- function(distance = c("Euclidean", "Manhattan", "Cosine"),
                      function(X, ..., BNPARAM) .gpucor_bn_build(X, BNPARAM, ...), where = ns)
   # each search with a parameter object (the data indexed on the way), with
   # an index, and with both (the index's settings rule, as BiocNeighbors')
+  # (an index made for one search gives its GPU copies back at once)
+  once <- function(X, BNPARAM, search) {
+    ix <- .gpucor_bn_build(X, BNPARAM)
+    on.exit(.bn_resident_free(ix@resident))
+    search(ix)
+  }
   knn <- function(X, k, ..., BNINDEX, BNPARAM)
-    .gpucor_bn_knn(.gpucor_bn_build(X, BNPARAM), k, query = NULL, ...)
+    once(X, BNPARAM, function(ix) .gpucor_bn_knn(ix, k, query = NULL, ...))
   knn_ix <- function(X, k, ..., BNINDEX, BNPARAM) .gpucor_bn_knn(BNINDEX, k, query = NULL, ...)
   qknn <- function(X, query, k, ..., BNINDEX, BNPARAM)
-    .gpucor_bn_knn(.gpucor_bn_build(X, BNPARAM), k, query = query, ...)
+    once(X, BNPARAM, function(ix) .gpucor_bn_knn(ix, k, query = query, ...))
   qknn_ix <- function(X, query, k, ..., BNINDEX, BNPARAM)
     .gpucor_bn_knn(BNINDEX, k, query = query, ...)
   rng <- function(X, threshold, ..., BNINDEX, BNPARAM)
-    .gpucor_bn_range(.gpucor_bn_build(X, BNPARAM), threshold, query = NULL, ...)
+    once(X, BNPARAM, function(ix) .gpucor_bn_range(ix, threshold, query = NULL, ...))
   rng_ix <- function(X, threshold, ..., BNINDEX, BNPARAM)
     .gpucor_bn_range(BNINDEX, threshold, query = NULL, ...)
   qrng <- function(X, query, threshold, ..., BNINDEX, BNPARAM)
-    .gpucor_bn_range(.gpucor_bn_build(X, BNPARAM), threshold, query = query, ...)
+    once(X, BNPARAM, function(ix) .gpucor_bn_range(ix, threshold, query = query, ...))
   qrng_ix <- function(X, query, threshold, ..., BNINDEX, BNPARAM)
     .gpucor_bn_range(BNINDEX, threshold, query = query, ...)
   for (s in list(list("findKNN", knn, knn_ix), list("queryKNN", qknn, qknn_ix),
@@ -198,8 +209,32 @@ GpucorParam <- function(distance = c("Euclidean", "Manhattan", "Cosine"),
 .gpucor_bn_build <- function(X, BNPARAM, transposed = FALSE, ...) {
   pts <- .bn_points(X, transposed, "X", BNPARAM@distance)
   methods::new("GpucorIndex", points = pts, data = matrix(0, 0L, 0L), NAMES = rownames(pts),
+               resident = .bn_resident(pts),
                distance = BNPARAM@distance, backend = BNPARAM@backend,
                precision = BNPARAM@precision, devices = BNPARAM@devices)
+}
+
+# The handle under which the engine keeps an index's points on each GPU
+# that searches them (src/knn.c): in an environment, so that copies of the
+# index share it, freed with it (or by .bn_resident_free()).
+.bn_resident <- function(pts) {
+  e <- new.env(parent = emptyenv())
+  e$ptr <- .Call(C_gpucor_resident_new, pts)
+  reg.finalizer(e, .bn_resident_free, onexit = TRUE)
+  e
+}
+.bn_resident_free <- function(e) {
+  if (!isTRUE(.gpucor_state$unloaded) && !is.null(e$ptr))
+    .Call(C_gpucor_resident_free, e$ptr)
+  invisible()
+}
+# The GPUs holding the index's points and the copies made (tests).
+.bn_resident_info <- function(index) .Call(C_gpucor_resident_info, index@resident$ptr)
+# A search of the index, with its handle given to the engine.
+.bn_with_resident <- function(index, code) {
+  old <- options(gpucor.knn_resident = index@resident$ptr)
+  on.exit(options(old))
+  code
 }
 
 # Points (rows of X, or columns when transposed) as a double matrix
@@ -278,8 +313,9 @@ GpucorParam <- function(distance = c("Euclidean", "Manhattan", "Cosine"),
   bp <- .bn_workers(BPPARAM, index@backend)
   run <- function(q, kk) {
     if (kk < 1) return(list(index = matrix(0L, NROW(q), 0L), distance = matrix(0, NROW(q), 0L)))
-    gpu_knn(x, kk, .bn_method(index), query = q, backend = index@backend,
-            precision = index@precision, devices = index@devices, BPPARAM = bp)
+    .bn_with_resident(index, gpu_knn(x, kk, .bn_method(index), query = q,
+                                     backend = index@backend, precision = index@precision,
+                                     devices = index@devices, BPPARAM = bp))
   }
   if (!is.null(query)) {
     q <- .bn_query(query, transposed, index, x, subset)
@@ -331,8 +367,9 @@ GpucorParam <- function(distance = c("Euclidean", "Manhattan", "Cosine"),
   if (length(threshold) != 1L && length(threshold) != npts)
     stop("length of 'threshold' should be equal to number of points specified in 'subset'")
   # one pass at the largest threshold, then each point's own
-  r <- .range_search(x, max(threshold), .bn_method(index), 2, q, index@backend,
-                     index@precision, index@devices, FALSE, 1L, self = is.null(q))
+  r <- .bn_with_resident(index, .range_search(x, max(threshold), .bn_method(index), 2, q,
+                                              index@backend, index@precision, index@devices,
+                                              FALSE, 1L, self = is.null(q)))
   if (length(threshold) > 1L && any(threshold < max(threshold))) {
     for (i in which(threshold < max(threshold))) {
       ok <- r$distance[[i]] <= threshold[[i]]

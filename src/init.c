@@ -66,6 +66,10 @@ SEXP gpucor_gpu_info(void);
 SEXP gpucor_max_threads(void);
 SEXP gpucor_measures(void);
 SEXP gpucor_gpu_release(void);
+SEXP gpucor_resident_new(SEXP x);
+SEXP gpucor_resident_info(SEXP ptr);
+SEXP gpucor_resident_free(SEXP ptr);
+void gpucor_resident_release(void);
 
 #ifdef GPUCOR_CUDA
 #include "cuda/engine.h"
@@ -78,6 +82,7 @@ SEXP gpucor_gpu_release(void);
  * would be a CUDA call in a child, which fails or hangs. */
 SEXP gpucor_gpu_release(void)
 {
+    gpucor_resident_release();
 #ifdef GPUCOR_CUDA
     if (gpucor_forked_child())
         gpucor_cuda_forget();
@@ -94,6 +99,9 @@ double gpucor_na_real;
 static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_cor, 7),
     CALLDEF(gpucor_measures, 0),
+    CALLDEF(gpucor_resident_new, 1),
+    CALLDEF(gpucor_resident_info, 1),
+    CALLDEF(gpucor_resident_free, 1),
     CALLDEF(gpucor_hdf5_available, 0),
     CALLDEF(gpucor_hdf5_virtual, 7),
     CALLDEF(gpucor_ship_write, 3),

@@ -18,6 +18,9 @@
 #include "status.h"
 #include "algo/dispatch.h"
 #include "engine/select.h"
+#ifdef GPUCOR_CUDA
+#include "cuda/engine.h"
+#endif
 #include "engine/measure.h"
 #include "cpu/cpu.h"
 
@@ -431,6 +434,82 @@ SEXP gpucor_range(SEXP x, SEXP query, SEXP method, SEXP power, SEXP threshold, S
     SET_VECTOR_ELT(ans, 1, dst);
     if (flag) setAttrib(ans, install(gc_measure_flag_attr(m)), ScalarLogical(TRUE));
     gpucor_call_report(ans, &o, &host, used, "gpu_range");
+    UNPROTECT(3);
+    return ans;
+}
+
+/* ---- x kept on the GPUs between searches (GpucorParam's index) ---------- */
+static gc_resident *resident_all;   /* every live one (R's main thread only) */
+
+static void resident_drop_copies(gc_resident *r)
+{
+#ifdef GPUCOR_CUDA
+    if (!gpucor_forked_child()) gpucor_cuda_resident_free(r);
+#endif
+    for (int d = 0; d < GC_RESIDENT_DEVICES; d++) r->dev[d] = NULL;
+}
+
+/* Frees the handle and its copies (an R finalizer calls it: R/neighbors.R;
+ * a C one could run after the library is unloaded). */
+SEXP gpucor_resident_free(SEXP ptr)
+{
+    if (TYPEOF(ptr) != EXTPTRSXP || R_ExternalPtrTag(ptr) != install("gpucor_resident"))
+        error("internal error: not a resident handle");
+    gc_resident *r = (gc_resident *) R_ExternalPtrAddr(ptr);
+    if (!r) return R_NilValue;
+    resident_drop_copies(r);
+    if (r->prev) r->prev->next = r->next;
+    else resident_all = r->next;
+    if (r->next) r->next->prev = r->prev;
+    free(r);
+    R_ClearExternalPtr(ptr);
+    return R_NilValue;
+}
+
+/* The device copies of every resident x are freed (when gpucor releases
+ * the GPUs: src/init.c); the next search uploads again. */
+void gpucor_resident_release(void)
+{
+    for (gc_resident *r = resident_all; r; r = r->next) resident_drop_copies(r);
+}
+
+/* A handle for the double matrix x (kept alive by it): given to the engine
+ * in its options ("resident"), the searches of rows against x keep x on
+ * each GPU they use. */
+SEXP gpucor_resident_new(SEXP x)
+{
+    if (TYPEOF(x) != REALSXP || !isMatrix(x)) error("'x' must be a double matrix");
+    gc_resident *r = calloc(1, sizeof *r);
+    if (!r) error("out of host memory");
+    r->host = REAL(x);
+    r->n = (size_t) nrows(x);
+    r->p = (size_t) ncols(x);
+    for (R_xlen_t i = 0; i < XLENGTH(x) && !r->nonfinite; i++)
+        r->nonfinite = !R_FINITE(REAL(x)[i]);
+    r->next = resident_all;
+    if (resident_all) resident_all->prev = r;
+    resident_all = r;
+    return R_MakeExternalPtr(r, install("gpucor_resident"), x);
+}
+
+/* list(devices = the CUDA ordinals holding a copy, uploads = copies made) */
+SEXP gpucor_resident_info(SEXP ptr)
+{
+    if (TYPEOF(ptr) != EXTPTRSXP || R_ExternalPtrTag(ptr) != install("gpucor_resident"))
+        error("internal error: not a resident handle");
+    gc_resident *r = (gc_resident *) R_ExternalPtrAddr(ptr);
+    int nd = 0;
+    for (int d = 0; r && d < GC_RESIDENT_DEVICES; d++) nd += r->dev[d] != NULL;
+    SEXP dev = PROTECT(allocVector(INTSXP, nd));
+    for (int d = 0, a = 0; r && d < GC_RESIDENT_DEVICES; d++)
+        if (r->dev[d]) INTEGER(dev)[a++] = d;
+    SEXP ans = PROTECT(allocVector(VECSXP, 2));
+    SET_VECTOR_ELT(ans, 0, dev);
+    SET_VECTOR_ELT(ans, 1, ScalarInteger(r ? (int) r->uploads : 0));
+    SEXP nm = PROTECT(allocVector(STRSXP, 2));
+    SET_STRING_ELT(nm, 0, mkChar("devices"));
+    SET_STRING_ELT(nm, 1, mkChar("uploads"));
+    setAttrib(ans, R_NamesSymbol, nm);
     UNPROTECT(3);
     return ans;
 }

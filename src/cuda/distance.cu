@@ -226,12 +226,12 @@ enum {
  * TILE_FIX), O: the output's */
 template <typename S, typename T, typename OP, bool NA, typename O>
 __global__ static void __launch_bounds__(256)
-dist_tile(const S *x, size_t n, size_t m, size_t joff, int p, size_t j0, size_t j1,
-          int whole, double power, int mode, int *flag, O *out)
+dist_tile(const S *x, size_t n, size_t m, const S *y, size_t ny, int self, int p,
+          size_t j0, size_t j1, int whole, double power, int mode, int *flag, O *out)
 {
     /* x: n rows (the stride); the result's rows are its first m, its
-     * columns j the rows joff + j (a query's, after x's m rows; joff 0:
-     * x against itself) */
+     * columns j the rows j of y (stride ny): x's own (self: the pair
+     * i == j is left out), or a query's */
     __shared__ S sa[BK][BM];
     __shared__ S sb[BK][BN];
     if (mode == TILE_FIX && *(volatile int *) flag == 0) return;
@@ -254,7 +254,7 @@ dist_tile(const S *x, size_t n, size_t m, size_t joff, int p, size_t j0, size_t 
             size_t i = ib + r, j = jb + r;
             int k = k0 + kk;
             sa[kk][r] = (i < m && k < p) ? x[i + (size_t) k * n] : pad;
-            sb[kk][r] = (j < j1 && k < p) ? x[joff + j + (size_t) k * n] : pad;
+            sb[kk][r] = (j < j1 && k < p) ? y[j + (size_t) k * ny] : pad;
         }
         __syncthreads();
 #pragma unroll
@@ -283,7 +283,7 @@ dist_tile(const S *x, size_t n, size_t m, size_t joff, int p, size_t j0, size_t 
 #pragma unroll
         for (int a = 0; a < 4; a++) {
             size_t i = ib + tx + 16 * a;
-            if (i >= m || (joff == 0 && i == j) || (!whole && i < j)) continue;
+            if (i >= m || (self && i == j) || (!whole && i < j)) continue;
             if (mode == TILE_FIX &&
                 __float_as_uint((float) out[off + i]) != MARK_BITS) continue;
             acc_t<T> c = acc[a][b];
@@ -348,8 +348,11 @@ __global__ static void to_float(const double *x, size_t len, int E, float *y)
 template <typename S>
 struct dist_ctx {
     const S *x;
-    size_t n, w;       /* n: x's rows, a query's included (the stride) */
-    size_t m, joff;    /* the result's rows (x's), its columns' first row */
+    size_t n, w;       /* n: x's stride (its rows, a stacked query's included) */
+    size_t m;          /* the result's rows (x's) */
+    const S *y;        /* the columns' rows: x's own (self), or a query's */
+    size_t ny;         /* y's stride */
+    int self;
     int p, method, na;
     int fix;           /* single precision with a sum that may underflow */
     int scaled;        /* single precision's data beyond float's range, in
@@ -369,13 +372,13 @@ static void launch_tile(const dist_ctx<S> *c, size_t j0, size_t j1, int mode,
     dim3 grid((unsigned) ((c->m - r0 + BM - 1) / BM),
               (unsigned) ((j1 - j0 + BN - 1) / BN));
     if (c->na)
-        dist_tile<S, T, OP, true, O><<<grid, 256, 0, st>>>(c->x, c->n, c->m, c->joff, c->p,
-                                                           j0, j1,
+        dist_tile<S, T, OP, true, O><<<grid, 256, 0, st>>>(c->x, c->n, c->m, c->y, c->ny,
+                                                           c->self, c->p, j0, j1,
                                                            c->whole, c->power, mode,
                                                            c->flag, out);
     else
-        dist_tile<S, T, OP, false, O><<<grid, 256, 0, st>>>(c->x, c->n, c->m, c->joff, c->p,
-                                                            j0, j1,
+        dist_tile<S, T, OP, false, O><<<grid, 256, 0, st>>>(c->x, c->n, c->m, c->y, c->ny,
+                                                            c->self, c->p, j0, j1,
                                                             c->whole, c->power, mode,
                                                             c->flag, out);
 }
@@ -464,6 +467,48 @@ static int float_scale(double amax, double amin, size_t p, int method,
     return E;
 }
 
+/* The copy of a resident x on this worker's device, uploaded now if it is
+ * not there yet; NULL where it does not apply (no query, another x, single
+ * precision) or does not fit (the search then uploads x as usual). */
+static const double *resident_on_device(gc_resident *r, const gpu_dist_args *pb, int single)
+{
+    int dev = -1;
+    if (!r || !pb->y || single || r->host != pb->x || r->n != pb->n || r->p != pb->p ||
+        r->n * r->p == 0 || cudaGetDevice(&dev) != cudaSuccess || dev < 0 ||
+        dev >= GC_RESIDENT_DEVICES)
+        return NULL;
+    while (__atomic_test_and_set(&r->lock, __ATOMIC_ACQUIRE)) { }
+    if (!r->dev[dev]) {
+        void *d = NULL;
+        size_t bytes = r->n * r->p * sizeof(double);
+        if (cudaMalloc(&d, bytes) == cudaSuccess) {
+            if (cudaMemcpy(d, r->host, bytes, cudaMemcpyHostToDevice) == cudaSuccess) {
+                r->dev[dev] = d;
+                r->uploads++;
+            } else {
+                cudaFree(d);
+            }
+        }
+        (void) cudaGetLastError();   /* a failed allocation is not this call's error */
+    }
+    const double *out = (const double *) r->dev[dev];
+    __atomic_clear(&r->lock, __ATOMIC_RELEASE);
+    return out;
+}
+
+extern "C" void gpucor_cuda_resident_free(gc_resident *r)
+{
+    int cur = -1;
+    if (cudaGetDevice(&cur) != cudaSuccess) cur = -1;
+    for (int d = 0; d < GC_RESIDENT_DEVICES; d++) {
+        if (!r->dev[d]) continue;
+        if (cudaSetDevice(d) == cudaSuccess) cudaFree(r->dev[d]);
+        r->dev[d] = NULL;
+    }
+    if (cur >= 0) cudaSetDevice(cur);
+    (void) cudaGetLastError();
+}
+
 static int run(const gpu_dist_args *pb, const gc_sink *sink, gc_host *host,
                char *msg, size_t msgcap)
 {
@@ -474,6 +519,7 @@ static int run(const gpu_dist_args *pb, const gc_sink *sink, gc_host *host,
     float *fx = NULL;
     void *buf = NULL;
     int *flag = NULL, hflag = 0, E = 0;
+    const double *xres = NULL;
     unsigned long long *range = NULL, hrange[2] = {0, ~0ULL};
     /* with a query, its rows stacked below x's: nt rows in all */
     size_t n = pb->n, q = pb->y ? pb->q : n, nt = pb->y ? n + q : n, len = nt * pb->p;
@@ -486,6 +532,13 @@ static int run(const gpu_dist_args *pb, const gc_sink *sink, gc_host *host,
     status = gpucor_ctx_get(&gc, GPUCOR_PANEL_BYTES, msg, msgcap);
     if (status != GPUCOR_OK) return status;
     st = gc->st;
+    /* x kept on this device between searches (GpucorParam's index): only
+     * the query is uploaded, into dx (nt = q rows) */
+    xres = resident_on_device(host->opts->resident, pb, single);
+    if (xres) {
+        nt = q;
+        len = q * pb->p;
+    }
     DALLOC(dx, len * sizeof(double), "input");
     /* flag[0]: non-finite data; flag[1]: a pair marked in this panel; the
      * range after them (8-byte aligned) */
@@ -493,7 +546,9 @@ static int run(const gpu_dist_args *pb, const gc_sink *sink, gc_host *host,
     range = (unsigned long long *) flag + 1;
     CU(cudaMemsetAsync(flag, 0, 2 * sizeof(int), st));
     CU(cudaMemcpyAsync(range, hrange, sizeof hrange, cudaMemcpyHostToDevice, st));
-    if (pb->y) {
+    if (xres) {
+        CU(cudaMemcpyAsync(dx, pb->y, len * sizeof(double), cudaMemcpyHostToDevice, st));
+    } else if (pb->y) {
         /* column k: x's n values, then y's q */
         if (pb->p) {
             CU(cudaMemcpy2DAsync(dx, nt * sizeof(double), pb->x, n * sizeof(double),
@@ -513,6 +568,7 @@ static int run(const gpu_dist_args *pb, const gc_sink *sink, gc_host *host,
     CU(cudaMemcpyAsync(&hflag, flag, sizeof(int), cudaMemcpyDeviceToHost, st));
     CU(cudaMemcpyAsync(hrange, range, sizeof hrange, cudaMemcpyDeviceToHost, st));
     CU(cudaStreamSynchronize(st));
+    if (xres && host->opts->resident->nonfinite) hflag = 1;
     if (single) {
         int fits = 1;
         double amax, amin;
@@ -558,17 +614,27 @@ static int run(const gpu_dist_args *pb, const gc_sink *sink, gc_host *host,
                               (size_t) -1, whole, host, &pl, msg, msgcap);
         if (status != GPUCOR_OK) goto cleanup;
         DALLOC(buf, n * pl.w * osz, "panel");
+        /* the columns' rows: x's own, a query's stacked below x's, or a
+         * query's beside a resident x */
         size_t joff = pb->y ? n : 0;
         if (single) {
             int fix = pb->method == DIST_EUCLIDEAN || pb->method == DIST_MINKOWSKI;
-            dist_ctx<float> c = {fx, nt, pl.w, n, joff, (int) pb->p, pb->method, hflag != 0, fix, 0,
+            dist_ctx<float> c = {fx, nt, pl.w, n, fx + joff, nt, !pb->y, (int) pb->p,
+                                 pb->method, hflag != 0, fix, 0,
                                  flag + 1, buf, whole, scales ? ldexp(1.0, E) : 1.0, power};
             status = gc_cuda_run(produce<float>, &c, &pl, 1, sink, host, gc, msg,
                                  msgcap);
         } else {
             /* single precision asked for, its data beyond float's range */
-            dist_ctx<double> c = {dx, nt, pl.w, n, joff, (int) pb->p, pb->method, hflag != 0, 0,
+            dist_ctx<double> c = {dx, nt, pl.w, n, dx + joff, nt, !pb->y, (int) pb->p,
+                                  pb->method, hflag != 0, 0,
                                   pb->single, flag + 1, buf, whole, 1.0, power};
+            if (xres) {
+                c.x = xres;
+                c.n = n;
+                c.y = dx;
+                c.ny = q;
+            }
             status = gc_cuda_run(produce<double>, &c, &pl, 0, sink, host, gc, msg,
                                  msgcap);
         }

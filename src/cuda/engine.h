@@ -40,6 +40,8 @@ void gpucor_cuda_release(void);
 /* Forgets them without any CUDA call (in a forked child, where the
  * parent's context cannot be used). */
 void gpucor_cuda_forget(void);
+/* Frees a resident x's device copies (distance.cu). */
+void gpucor_cuda_resident_free(gc_resident *r);
 
 #ifdef __cplusplus
 }

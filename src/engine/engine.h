@@ -46,6 +46,22 @@ static inline unsigned gc_zero_sd_flags(int with_y)
  * (measure.c). */
 int gc_sd0_rule(const unsigned char *fx, size_t p, const unsigned char *fy, size_t q);
 
+/* ---- data kept on the GPUs between calls ------------------------------------ */
+/* x of a search that is made again and again (GpucorParam's index,
+ * src/knn.c): uploaded to a device by the first search that runs there and
+ * used by the next ones (the distance producer, cuda/distance.cu), freed
+ * with the R object or when gpucor releases the GPUs. */
+#define GC_RESIDENT_DEVICES 64
+typedef struct gc_resident {
+    const double *host;        /* R's n x p column-major copy (the R object keeps it) */
+    size_t n, p;
+    int nonfinite;             /* some value is NA, NaN or Inf */
+    void *dev[GC_RESIDENT_DEVICES];   /* the copy on each CUDA ordinal, or NULL */
+    unsigned uploads;          /* copies made (tests) */
+    unsigned char lock;        /* held while a worker uploads */
+    struct gc_resident *prev, *next;  /* every live one */
+} gc_resident;
+
 /* ---- options: from R's named list, parsed once (options.c) --------------- */
 typedef struct {
     int gpu;             /* run on the GPU */
@@ -66,6 +82,7 @@ typedef struct {
                             GPU's panels no longer depend on the device's
                             free memory, so that every process cuts the
                             same ones (plan.c) */
+    gc_resident *resident;   /* x already on the GPUs (or to be put there), or NULL */
     int col_cover;       /* the share is the tiles or panels that meet
                             [col0, col1), not those whose first column is
                             in it: a 'dist' share (gpu_dist), whose sink
