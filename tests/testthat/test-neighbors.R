@@ -383,6 +383,62 @@ test_that("GpucorParam: loading gpucor does not load BiocNeighbors; loading it d
                    "2 1 2")
 })
 
+test_that("GpucorParam: an index keeps its points on each GPU between queries", {
+  skip_if_not_installed("BiocNeighbors")
+  skip_if_no_gpu()
+  info <- new_seed()
+  x <- rmat(3000, 20)
+  q1 <- rmat(100, 20)
+  q2 <- rmat(50, 20)
+  x[7, 3] <- Inf            # the NA kernels' rule, with x never scanned again
+  gp <- GpucorParam(backend = "gpu")
+  ix <- BiocNeighbors::buildIndex(x, BNPARAM = gp)
+  res <- function() gpucor:::.bn_resident_info(ix)
+  expect_identical(res()$uploads, 0L, info = info)
+  a <- BiocNeighbors::queryKNN(BNINDEX = ix, query = q1, k = 10)
+  expect_identical(res(), list(devices = 0L, uploads = 1L), info = info)
+  b <- BiocNeighbors::queryKNN(BNINDEX = ix, query = q2, k = 10)
+  thr <- stats::median(b$distance)
+  r <- BiocNeighbors::queryNeighbors(BNINDEX = ix, query = q2, threshold = thr)
+  expect_identical(res()$uploads, 1L, info = info)
+  # the answers of x uploaded with the query, on the GPU and on the CPU
+  for (bk in c("gpu", "cpu")) {
+    g1 <- gpu_knn(x, 10, query = q1, backend = bk)
+    g2 <- gpu_knn(x, 10, query = q2, backend = bk)
+    gr <- gpu_range(x, thr, query = q2, backend = bk)
+    expect_identical(a$index, g1$index, info = paste(bk, info))
+    expect_identical(b$index, g2$index, info = paste(bk, info))
+    expect_identical(r$index, unname(gr$index), info = paste(bk, info))
+    if (bk == "gpu") {
+      expect_identical(a$distance, g1$distance, info = info)
+      expect_identical(r$distance, unname(gr$distance), info = info)
+    } else {
+      expect_equal(a$distance, g1$distance, tolerance = 1e-12, info = info)
+    }
+  }
+  # the points among themselves, and single precision: uploaded as before
+  f <- BiocNeighbors::findKNN(BNINDEX = ix, k = 5)
+  expect_identical(f$index, unname(gpu_knn(x, 5, backend = "gpu")$index), info = info)
+  s <- BiocNeighbors::queryKNN(BNINDEX = BiocNeighbors::buildIndex(x, BNPARAM =
+         GpucorParam(backend = "gpu", precision = "single")), query = q1, k = 10)
+  expect_identical(res()$uploads, 1L, info = info)
+  # every GPU of the machine keeps its own copy
+  if (nrow(gpu_info()$devices) > 1) {
+    ia <- BiocNeighbors::buildIndex(x, BNPARAM = GpucorParam(backend = "gpu", devices = "all"))
+    big <- rmat(5000, 20)
+    old <- options(gpucor.gpu_slab = 64)       # panels for every device
+    on.exit(options(old), add = TRUE)
+    expect_identical(BiocNeighbors::queryKNN(BNINDEX = ia, query = big, k = 10)$index,
+                     gpu_knn(x, 10, query = big, backend = "gpu")$index, info = info)
+    expect_identical(sort(gpucor:::.bn_resident_info(ia)$devices),
+                     sort(as.integer(gpu_info()$devices$id)), info = info)
+  }
+  # freed with the index (or at once)
+  gpucor:::.bn_resident_free(ix@resident)
+  expect_identical(res()$devices, integer(0), info = info)
+  expect_identical(BiocNeighbors::queryKNN(BNINDEX = ix, query = q1, k = 10), a, info = info)
+})
+
 test_that("gpu_knn(query =) and gpu_range() on the GPU in single precision", {
   skip_if_no_gpu()
   info <- new_seed()
