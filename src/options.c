@@ -81,7 +81,7 @@ void gpucor_opts(SEXP list, gc_opts *o)
     if (TYPEOF(fun) == STRSXP && XLENGTH(fun) == 1)
         snprintf(o->fun, sizeof o->fun, "%s", CHAR(STRING_ELT(fun, 0)));
     /* an external pointer from gpucor_resident_new() (src/knn.c) */
-    SEXP res = field(list, "resident");
+    SEXP res = gpucor_field_or_null(list, "resident");
     if (TYPEOF(res) == EXTPTRSXP && R_ExternalPtrTag(res) == install("gpucor_resident"))
         o->resident = (gc_resident *) R_ExternalPtrAddr(res);
 }
