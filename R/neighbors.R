@@ -337,10 +337,15 @@ GpucorParam <- function(distance = c("Euclidean", "Manhattan", "Cosine"),
       r$distance <- matrix(t(r$distance)[keep], ncol = k, byrow = TRUE)
     }
   }
-  cols <- seq.int(k - last + 1L, length.out = last)
+  # the last 'last' columns, without names (no copy when that is all)
+  pick <- function(m) {
+    if (last < k) m <- m[, seq.int(k - last + 1L, length.out = last), drop = FALSE]
+    if (!is.null(dimnames(m))) dimnames(m) <- NULL
+    m
+  }
   out <- list()
-  if (get.index) out$index <- unname(r$index[, cols, drop = FALSE])
-  if (get.distance) out$distance <- unname(r$distance[, cols, drop = FALSE])
+  if (get.index) out$index <- pick(r$index)
+  if (get.distance) out$distance <- pick(r$distance)
   out
 }
 
