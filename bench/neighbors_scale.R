@@ -3,7 +3,8 @@
 # whole findKNN()/queryKNN() calls at growing N, and makeSNNGraph split into
 # its search and bluster's graph building.
 #   Rscript bench/neighbors_scale.R [N ...]     (default 100000 200000 1000000)
-# (GPUCOR_BENCH_SNN=0 leaves the SNN part out)
+# (GPUCOR_BENCH_SNN=0 leaves the SNN part out, GPUCOR_BENCH_LOOP=0 the
+# growing N; with several GPUs, findKNN at the largest N on one and on all)
 suppressMessages({library(gpucor); library(BiocNeighbors)})
 ns <- as.numeric(commandArgs(TRUE)); if (!length(ns)) ns <- c(1e5, 2e5, 1e6)
 cat(sprintf("bench/neighbors_scale.R, %s, %s\n", format(Sys.time(), "%Y-%m-%d %H:%M"),
@@ -12,7 +13,7 @@ el <- function(expr) system.time(expr, gcFirst = FALSE)[["elapsed"]]
 set.seed(1)
 invisible(gpu_knn(matrix(rnorm(2000 * 50), 2000), 5))
 options(gpucor.profile = TRUE)
-for (n in ns) {
+for (n in if (Sys.getenv("GPUCOR_BENCH_LOOP", "1") != "0") ns) {
   x <- matrix(rnorm(n * 50), n, 50)
   t1 <- el(r <- gpu_knn(x, 30))
   tm <- attr(r, "timing")
@@ -26,7 +27,7 @@ for (n in ns) {
 ndev <- nrow(gpu_info()$devices)
 if (ndev > 1) {
   n <- max(ns)
-  if (nrow(x) != n) x <- matrix(rnorm(n * 50), n, 50)
+  if (!exists("x") || nrow(x) != n) x <- matrix(rnorm(n * 50), n, 50)
   t1 <- el(one <- findKNN(x, 30, BNPARAM = GpucorParam(devices = 0L)))
   t2 <- el(all <- findKNN(x, 30, BNPARAM = GpucorParam(devices = "all")))
   cat(sprintf("findKNN %d x 50 k=30: one GPU %.2f s, %d GPUs %.2f s, %.2fx, identical %s\n",
@@ -34,6 +35,7 @@ if (ndev > 1) {
   rm(one, all); invisible(gc())
 }
 if (max(ns) >= 1e6) {
+  if (!exists("x") || nrow(x) != max(ns)) x <- matrix(rnorm(max(ns) * 50), max(ns), 50)
   ref <- x[1:1e5, ] + 0.1
   t3 <- el(q <- queryKNN(ref, x, 10, BNPARAM = GpucorParam()))
   cat(sprintf("queryKNN 100000 refs x %d queries k=10: %.2f s\n", nrow(x), t3))
