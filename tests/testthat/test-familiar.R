@@ -316,3 +316,15 @@ test_that("gpu_build_mim takes minet's disc and nbins", {
                    gpu_build_mim(x, "pearson", backend = "cpu"))
   expect_error(gpu_build_mim(x, "pearson", "equalwidth"), "'disc' must be \"none\"")
 })
+
+test_that("?gpucor names every exported function, and the table of references", {
+  rd <- tools::Rd_db("gpucor")[["gpucor-package.Rd"]]
+  txt <- paste(utils::capture.output(tools::Rd2txt(rd, out = stdout())), collapse = "\n")
+  for (f in getNamespaceExports("gpucor"))
+    expect_match(txt, paste0(f, if (f != "gpucor_options") "()"), fixed = TRUE, info = f)
+  expect_match(paste(as.character(rd), collapse = ""), "From the function you use today",
+               fixed = TRUE)
+  for (ref in c("stats::hclust()", "WGCNA::TOMsimilarityFromExpr()", "igraph::distances()",
+                "BiocNeighbors::findKNN()", "parmigene::knnmi.all()"))
+    expect_match(txt, ref, fixed = TRUE, info = ref)
+})
