@@ -12,8 +12,7 @@
     key <- paste0("ignored:", fun, ":", a)
     if (isTRUE(.gpucor_state[[key]])) next
     .gpucor_state[[key]] <- TRUE
-    message(sprintf("%s(): '%s' is ignored: %s. (This message is shown once per session.)",
-                    fun, a, why[[a]]))
+    message(sprintf("%s(): '%s' is ignored: %s. (Said once per session.)", fun, a, why[[a]]))
   }
   invisible()
 }

@@ -523,7 +523,7 @@ gpu_adjacency <- function(datExpr, selectCols = NULL, type = "unsigned",
   if (length(bad))
     stop(sprintf("%s(): corOptions %s not supported (gpucor takes %s)", fun,
                  paste0("'", bad, "'", collapse = ", "),
-                 paste0("'", known[1:6], "'", collapse = ", ")), call. = FALSE)
+                 paste0("'", known[seq_len(6L)], "'", collapse = ", ")), call. = FALSE)
   if (!is.null(corOptions$method)) {
     if (corFnc != "cor") stop(sprintf("%s(): corOptions 'method' goes with corFnc = \"cor\"", fun),
                               call. = FALSE)
