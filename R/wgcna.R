@@ -1080,7 +1080,9 @@ gpu_tom <- function(datExpr = NULL, weights = NULL, corType = "pearson",
                   sprintf("gpu_tom(): the CPU engine's adjacency of %d genes", n),
                   "The GPU engine holds it in GPU memory.")
   if (is.null(adjacency)) {
-    # TOMsimilarityFromExpr() calls bicor's C code: no zero-MAD warning
+    # TOMsimilarityFromExpr() calls bicor's C code: no zero-MAD warning.
+    # Weighted and cosine correlations: columns prepared in R
+    prepared <- cosineCorrelation || (corType == "pearson" && !is.null(W))
     inp <- if (corType == "bicor" && cosineCorrelation) {
       pr <- .bicor_prep_cosine(x, .bicor_params(bo, FALSE))
       list(x = pr[[1L]], method = "bicor", use = "everything", rows = NULL,
@@ -1094,6 +1096,12 @@ gpu_tom <- function(datExpr = NULL, weights = NULL, corType = "pearson",
       A <- if (is.null(inp)) {
         .adjacency_of(.bicor_run(x, NULL, bo, TRUE, TRUE, backend, precision, devices,
                                  verbose, "gpu_tom"), adj_type, power)
+      } else if (TOMType == "none" && !prepared) {
+        # the adjacency itself: gpu_adjacency()'s, its bicor warnings too
+        gpu_adjacency(x, type = networkType, power = power, corType = corType,
+                      maxPOutliers = maxPOutliers, quick = quickCor,
+                      pearsonFallback = pearsonFallback, backend = backend,
+                      precision = precision, devices = devices, verbose = verbose)
       } else {
         inp$na_cols <- if (is.null(inp$na_cols)) .constant_cols(x) else inp$na_cols
         .network_call(inp, 1L, .network_params(epi, power), opts, backend, precision, devices,
