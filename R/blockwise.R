@@ -618,14 +618,8 @@ gpu_blockwise_modules <- function(
   spaces <- .wgcna_spaces(indent)
   if (verbose > 0)
     .wgcna_say(spaces, "Calculating module eigengenes block-wise from all genes")
-  if (!is.null(randomSeed)) {
-    # WGCNA's seed for the call, the caller's state back afterwards
-    if (exists(".Random.seed", envir = globalenv(), inherits = FALSE)) {
-      saved_seed <- get(".Random.seed", envir = globalenv(), inherits = FALSE)
-      on.exit(assign(".Random.seed", saved_seed, envir = globalenv()), add = TRUE)
-    }
-    set.seed(randomSeed)
-  }
+  # WGCNA's seed for the call, the caller's state back afterwards
+  if (!is.null(randomSeed)) withr::local_seed(randomSeed)
 
   corType <- .wgcna_choice(corType, .cor_types[1:2], "corType")
   TOMType <- .wgcna_choice(TOMType, .tom_types, "TOMType")

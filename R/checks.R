@@ -155,7 +155,15 @@
 # objects stop with their class named; everything else passes unchanged to
 # stats' own checks.
 .as_input <- function(x, what, assay, features_are_variables) {
-  if (!isS4(x)) return(x)
+  if (!isS4(x)) {
+    # S3 objects: data frames, and classed numeric vectors and matrices
+    # (table, ts, AsIs, dist) go on to stats' checks; any other (a list
+    # such as an lm fit, a factor, an igraph graph) stops naming its class
+    if (is.object(x) && !is.data.frame(x) &&
+        !(is.atomic(x) && (is.numeric(x) || is.logical(x))))
+      .unknown_class(x, what)
+    return(x)
+  }
   if (inherits(x, "SummarizedExperiment") || inherits(x, "ExpressionSet")) {
     m <- if (inherits(x, "ExpressionSet")) Biobase::exprs(x)
          else SummarizedExperiment::assay(x, assay, withDimnames = TRUE)
@@ -172,8 +180,11 @@
     # from here; its `[` is
     return(if (inherits(x, "big.matrix")) x[, , drop = FALSE] else as.matrix(x))
   }
+  .unknown_class(x, what)
+}
+
+.unknown_class <- function(x, what)
   stop(sprintf(paste("'%s' is an object of class \"%s\": pass a numeric matrix,",
                      "data frame or vector, or a SummarizedExperiment, ExpressionSet,",
                      "Matrix, DelayedArray or big.matrix"), what, class(x)[1L]),
        call. = FALSE)
-}

@@ -136,11 +136,7 @@
       nentries <- if (npairs <= .Machine$integer.max) as.integer(npairs) else npairs
       # consensusTOM()'s own seed (its default randomSeed), the state
       # before it put back afterwards, as it does
-      if (exists(".Random.seed", envir = globalenv(), inherits = FALSE)) {
-        saved <- get(".Random.seed", envir = globalenv(), inherits = FALSE)
-        on.exit(assign(".Random.seed", saved, envir = globalenv()), add = TRUE)
-      }
-      set.seed(54321)
+      withr::local_seed(54321)
       idx <- sample(nentries, nsc)
       if (getNetworkCalibrationSamples)
         samples[[1L]] <- list(sampleIndex = idx, TOMSamples = matrix(NA, length(idx), nsets))
@@ -466,14 +462,8 @@ gpu_blockwise_consensus_modules <- function(
     if (!is.logical(v) || length(v) != 1L || is.na(v))
       stop(sprintf("'%s' must be TRUE or FALSE", a), call. = FALSE)
   }
-  if (!is.null(randomSeed)) {
-    # WGCNA's seed for the call, the caller's state back afterwards
-    if (exists(".Random.seed", envir = globalenv(), inherits = FALSE)) {
-      saved_seed <- get(".Random.seed", envir = globalenv(), inherits = FALSE)
-      on.exit(assign(".Random.seed", saved_seed, envir = globalenv()), add = TRUE)
-    }
-    set.seed(randomSeed)
-  }
+  # WGCNA's seed for the call, the caller's state back afterwards
+  if (!is.null(randomSeed)) withr::local_seed(randomSeed)
   for (a in c("consensusQuantile", "calibrationQuantile", "trimmingConsensusQuantile",
               "mergeConsensusQuantile")) {
     v <- get(a, inherits = FALSE)

@@ -33,8 +33,17 @@
 #'     mid-ranks of each row);}
 #'   \item{`kendall`}{\eqn{1 - \tau_b}, Kendall's tau-b;}
 #'   \item{`cosine`}{\eqn{1 - \sum x_k y_k / \sqrt{\sum x_k^2 \sum y_k^2}}
-#'     (not centred).}
+#'     (not centred), that is \eqn{1 - \cos}{1 - cos}, in \[0, 2\].}
 #' }
+#' **Cosine here and in BiocNeighbors.**  gpucor's `"cosine"` (of
+#' `gpu_dist()`, [gpu_knn()], [gpu_range()], [gpu_hclust()]) is
+#' \eqn{1 - \cos}{1 - cos}; BiocNeighbors' `"Cosine"` (and [GpucorParam()]'s,
+#' which follows it) is the Euclidean distance between the rows scaled to
+#' unit length, \eqn{\sqrt{2 (1 - \cos)}}{sqrt(2 (1 - cos))}.  The two give
+#' the same neighbours in the same order (one is an increasing function of
+#' the other), but not the same distances nor the same range search:
+#' BiocNeighbors' threshold `t` is gpucor's `t^2 / 2`, and
+#' `sqrt(2 * d)` turns gpucor's distance `d` into BiocNeighbors'.
 #' When `x` has missing values each pair uses the columns both rows observe
 #' (re-ranked, for Spearman and Kendall), exactly as
 #' `1 - gpu_cor(t(x), use = "pairwise.complete.obs")` would.  A pair

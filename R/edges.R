@@ -63,7 +63,7 @@
 #'   or `"mim.pearson"`, `"mim.spearman"`, `"mim.kendall"`, minet's
 #'   Gaussian mutual information of that correlation, as
 #'   [gpu_build_mim()] computes it (under `use`; no p-values).
-#' @param use as in [stats::cor()].
+#' @param use as in [stats::cor()] (the third argument, as in [gpu_cor()]).
 #' @param threshold a number in \[0, 1\] (in \[-1, 1\] when
 #'   `absolute = FALSE`); for the mutual informations, any number from 0
 #'   (-1).
@@ -92,11 +92,16 @@
 #'   from one file written once: option `gpucor.bp_file_bytes` in
 #'   [gpucor_options]).
 #' @return With `format = "data.frame"`: one row per kept pair, sorted by
-#'   `row` then `col`, with columns `row`, `col` (column indices of `x`
-#'   and of `y`, or of `x` with `row < col`), `cor`, then `n` (the pair's
-#'   observations, under `use = "pairwise.complete.obs"`), `p.value`
-#'   (with `p_value` or `fdr`), `fdr` (the BH-adjusted p-value, with
-#'   `fdr`), and `row_name`, `col_name` when the columns have names.  With
+#'   `row` then `col`, with columns `from`, `to` (the names of the two
+#'   columns, of `x` and of `y`, or their indices where the columns have no
+#'   names: the two ends first, so that
+#'   `igraph::graph_from_data_frame(e, directed = FALSE)` names the
+#'   vertices by them and takes the other columns as edge attributes),
+#'   `row`, `col` (column indices of `x` and of `y`, or of `x` with
+#'   `row < col`), `cor`, then `n` (the pair's observations, under
+#'   `use = "pairwise.complete.obs"`), `p.value` (with `p_value` or
+#'   `fdr`) and `fdr` (the BH-adjusted p-value, with `fdr`).  (Earlier
+#'   versions put the names last, as `row_name` and `col_name`.)  With
 #'   `format = "sparse"`: a `Matrix` sparse matrix of the kept
 #'   correlations (a symmetric `dsCMatrix` without `y`, else a
 #'   `dgCMatrix`), dimnames kept.
@@ -108,10 +113,11 @@
 #' gpu_cor_edges(x, fdr = 0.05)
 #' head(gpu_cor_edges(x, top_k = 2, p_value = TRUE))
 #' @export
-gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendall", "bicor",
-                                                  "cor.shrink", "pcor.shrink", "knnmi", "mim.pearson",
-                                                  "mim.spearman", "mim.kendall"),
-                          use = "everything", threshold = NULL, top_k = NULL,
+gpu_cor_edges <- function(x, y = NULL, use = "everything",
+                          method = c("pearson", "spearman", "kendall", "bicor",
+                                     "cor.shrink", "pcor.shrink", "knnmi", "mim.pearson",
+                                     "mim.spearman", "mim.kendall"),
+                          threshold = NULL, top_k = NULL,
                           density = NULL, fdr = NULL, absolute = TRUE,
                           p_value = FALSE, format = c("data.frame", "sparse"),
                           backend = getOption("gpucor.backend", "auto"),
@@ -278,12 +284,13 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
     return(Matrix::sparseMatrix(i = row, j = col, x = val, dims = c(p, q),
                                 dimnames = dn))
   }
-  out <- data.frame(row = row, col = col, cor = val)
+  # the two ends first, by name where the columns have names (else their
+  # numbers), so that igraph::graph_from_data_frame() names the vertices
+  out <- data.frame(from = if (is.null(cx)) row else cx[row],
+                    to = if (is.null(cy)) col else cy[col], row = row, col = col, cor = val)
   if (!is.null(r[[4L]])) out$n <- r[[4L]]
   if (!is.null(r[[5L]])) out$p.value <- r[[5L]]
   if (!is.null(r[[6L]])) out$fdr <- r[[6L]]
-  if (!is.null(cx)) out$row_name <- cx[row]
-  if (!is.null(cy)) out$col_name <- cy[col]
   out
 }
 
@@ -326,7 +333,9 @@ gpu_cor_edges <- function(x, y = NULL, method = c("pearson", "spearman", "kendal
 #'   `nrow(x)` with a `query`).
 #' @param method any [gpu_dist()] method: `"euclidean"`, `"manhattan"`,
 #'   `"maximum"`, `"canberra"`, `"minkowski"` (with `p`), `"correlation"`,
-#'   `"abscorrelation"`, `"spearman"`, `"cosine"`, ...
+#'   `"abscorrelation"`, `"spearman"`, `"cosine"`, ...  (`"cosine"` is
+#'   \eqn{1 - \cos}{1 - cos}, not BiocNeighbors' \eqn{\sqrt{2 (1 - \cos)}}{sqrt(2 (1 - cos))}:
+#'   the same neighbours, other distances; see [gpu_dist()].)
 #' @param p the power of the Minkowski distance.
 #' @param query `NULL` (each row of `x` among the others), or a numeric
 #'   matrix with the columns of `x`, whose rows are searched for among the

@@ -3,8 +3,52 @@
 #' [gpu_cor()] and [gpu_dist()] compute what [stats::cor()] and
 #' [stats::dist()] compute, with the same values and semantics, on an NVIDIA
 #' GPU when one is usable and otherwise with a tiled, multi-threaded C
-#' engine.  See [gpucor_options] for the backend and thread options and
-#' [gpu_available()] for the device.
+#' engine; the other functions do the same for the steps that follow
+#' (networks, clustering, WGCNA's modules, mutual information,
+#' neighbours).  Each takes the arguments of the function it stands for, in
+#' its order, so a call written for that function runs with `gpu_` in
+#' front of it.  See [gpucor_options] for the backend and thread options
+#' and [gpu_available()] for the device.
+#'
+#' @section Functions by task:
+#' * Correlations and covariances: [gpu_cor()], [gpu_cov()], [gpu_bicor()]
+#'   (biweight midcorrelation), [gpu_cor_shrink()], [gpu_pcor_shrink()]
+#'   (shrinkage estimates).
+#' * Distances and neighbours: [gpu_dist()], [gpu_knn()] (k nearest),
+#'   [gpu_range()] (all within a distance), [GpucorParam()] (a
+#'   BiocNeighbors parameter for bluster, scran, scater).
+#' * Networks without the matrix: [gpu_cor_edges()] (threshold, top-k,
+#'   density, exact FDR), [gpu_shortest_paths()], [gpu_network_metrics()].
+#' * Mutual-information networks: [gpu_knnmi()], [gpu_build_mim()],
+#'   [gpu_aracne_a()], [gpu_aracne_m()], [gpu_clr()], [gpu_mrnet()].
+#' * WGCNA: [gpu_adjacency()], [gpu_soft_threshold()], [gpu_tom()],
+#'   [gpu_blockwise_modules()], [gpu_blockwise_consensus_modules()],
+#'   [gpu_module_eigengenes()], [gpu_merge_close_modules()].
+#' * Clustering: [gpu_hclust()], [gpu_cutree_dynamic()].
+#' * Results larger than memory: [gpu_hdf5()] (the `output` of the
+#'   functions that return an n x n matrix).
+#' * The device and settings: [gpu_available()], [gpu_info()],
+#'   [gpucor_options].
+#'
+#' @section From the function you use today:
+#' | You call today | gpucor | Identical | What differs |
+#' |---|---|---|---|
+#' | `stats::cor()`, `stats::cov()` | [gpu_cor()], [gpu_cov()] | arguments; values to about 1e-15; dimnames, `NA` rules of every `use`, warnings, errors | `BPPARAM`, `output`; `precision = "single"` on the GPU |
+#' | `stats::dist()` | [gpu_dist()] | arguments; the six metrics and their `NA` rules | adds correlation, Spearman, Kendall and cosine (1 - cos) distances; an error where stats coerces nonsense |
+#' | `stats::hclust()`, `fastcluster::hclust()` | [gpu_hclust()] | `hclust(d, method, members)`; `merge`, `order` where no distances tie; heights to about 1e-15 | no limit of 65536 objects; `x =` clusters data with the distances kept on the GPU; tied merges may come in another valid order |
+#' | `WGCNA::bicor()` | [gpu_bicor()] | arguments (`cosine`, `nThreads`, `verbose`, `indent` too); values to about 1e-15 | cosine bicor on complete data only |
+#' | `WGCNA::adjacency()` | [gpu_adjacency()] | arguments; values to about 1e-15 | `corFnc` only `"cor"`/`"bicor"`; `weights` on complete data (ignored for bicor, as WGCNA does) |
+#' | `WGCNA::pickSoftThreshold()` | [gpu_soft_threshold()] | arguments; `fitIndices`, `powerEstimate` | prints nothing; `blockSize`, `gcInterval` ignored: the matrix is never held |
+#' | `WGCNA::TOMsimilarityFromExpr()`, `TOMsimilarity()` | [gpu_tom()] | arguments; TOM to about 1e-15 | `dist = TRUE` gives 1 - TOM as a `dist`; `replaceMissingAdjacencies` does replace |
+#' | `WGCNA::blockwiseModules()`, `blockwiseConsensusModules()` | [gpu_blockwise_modules()], [gpu_blockwise_consensus_modules()] | arguments; colors and eigengenes where no two values are within rounding of a threshold | one block (the whole TOM); `weights`, `cosineCorrelation` not supported |
+#' | `WGCNA::moduleEigengenes()`, `mergeCloseModules()` | [gpu_module_eigengenes()], [gpu_merge_close_modules()] | arguments; values to rounding | errors are checked first and worded differently |
+#' | `dynamicTreeCut::cutreeDynamic()` | [gpu_cutree_dynamic()] | arguments; labels `identical()` | takes a `dist` without a dense copy |
+#' | `corpcor::cor.shrink()`, `pcor.shrink()` | [gpu_cor_shrink()], [gpu_pcor_shrink()] | arguments; lambda and values to about 1e-12 | two-pass moments (exact for data with large offsets) |
+#' | `parmigene::knnmi.all()`, `aracne.a()`, `aracne.m()`, `clr()`, `mrnet()` | [gpu_knnmi()], [gpu_aracne_a()], ... | arguments (`mat` is `x`); values | `noise` jitter reproducible (default 0) |
+#' | `minet::build.mim()` | [gpu_build_mim()] | arguments; correlation estimators | no discretizing estimators (`disc = "none"`) |
+#' | `BiocNeighbors::findKNN()`, `findNeighbors()` | [gpu_knn()], [gpu_range()], or [GpucorParam()] | `X`, `k` (`threshold`) first; exact neighbours | gpucor's `"cosine"` is 1 - cos, BiocNeighbors' sqrt(2 (1 - cos)) ([GpucorParam()] follows BiocNeighbors) |
+#' | `igraph::distances()` | [gpu_shortest_paths()] | takes the graph and `weights`; lengths to about 1e-12 | all pairs only; an edge of weight 0 is an error (no edge in a matrix) |
+#' | `cor()` then a filter, `scran::correlatePairs()` | [gpu_cor_edges()] | `cor.test()` p-values, `p.adjust()`'s BH | the matrix is never stored; columns `from`, `to` first, for `igraph::graph_from_data_frame()` |
 #'
 #' @section Orientation:
 #' [gpu_cor()] correlates the *columns* of `x` (variables in columns, as

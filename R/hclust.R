@@ -58,7 +58,7 @@
 #'
 #' @param d a `dist` (or a square symmetric matrix of dissimilarities, taken
 #'   with [stats::as.dist()]).
-#' @param x instead of `d`: a numeric matrix (or data frame,
+#' @param x instead of `d` (by name: it follows `...`): a numeric matrix (or data frame,
 #'   `SummarizedExperiment`, ... as for [gpu_dist()]) whose rows are the
 #'   objects.
 #' @param method the agglomeration method, one of `"complete"` (the
@@ -74,7 +74,9 @@
 #'   keeps the distances in float there (the CPU engine works in double).
 #' @param ... further arguments of [gpu_dist()] with `x`: `p` (Minkowski's
 #'   power) and `assay`.  (The arguments after `...` are matched by their
-#'   whole names only.)
+#'   whole names only.)  The first three arguments are those of
+#'   [stats::hclust()], in its order, so `gpu_hclust(d, "average")` is
+#'   `hclust(d, "average")`.
 #' @return An object of class `"hclust"`, as [stats::hclust()] returns.
 #' @seealso [stats::hclust()], [gpu_dist()], [stats::cutree()]
 #' @examples
@@ -83,10 +85,10 @@
 #' identical(hc$merge, hclust(dist(x), method = "average")$merge)
 #' cutree(gpu_hclust(x = x, distance = "correlation"), k = 3)
 #' @export
-gpu_hclust <- function(d = NULL, x = NULL,
+gpu_hclust <- function(d = NULL,
                        method = c("complete", "single", "average", "mcquitty", "ward.D",
                                   "ward.D2", "centroid", "median"),
-                       distance = "euclidean", members = NULL, ...,
+                       members = NULL, ..., x = NULL, distance = "euclidean",
                        backend = getOption("gpucor.backend", "auto"),
                        precision = c("double", "single"),
                        devices = getOption("gpucor.devices", 0L),

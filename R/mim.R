@@ -29,6 +29,10 @@
 #'   variables in columns (as minet); or any input [gpu_cor()] takes as a
 #'   matrix (a `SummarizedExperiment`, a `DelayedArray`, ...).
 #' @param estimator `"spearman"` (minet's default), `"pearson"` or `"kendall"`.
+#' @param disc,nbins minet's discretization: `disc` must be `"none"` (its
+#'   default; the data are not discretized here), and `nbins`, which only
+#'   a discretization uses, is accepted and not used.  They are here so
+#'   that minet's calls, positions and all, run.
 #' @param backend,precision,devices,verbose,BPPARAM,output as in [gpu_cor()].
 #' @param y `NULL` (default), or a second matrix with the same rows
 #'   (samples): the mutual information between the columns of `dataset`
@@ -41,7 +45,8 @@
 #' x[, 2] <- x[, 1] + rnorm(100)
 #' round(gpu_build_mim(x, "pearson"), 3)
 #' @export
-gpu_build_mim <- function(dataset, estimator = "spearman",
+gpu_build_mim <- function(dataset, estimator = "spearman", disc = "none",
+                          nbins = sqrt(NROW(dataset)),
                           backend = getOption("gpucor.backend", "auto"),
                           precision = c("double", "single"),
                           devices = getOption("gpucor.devices", 0L),
@@ -51,6 +56,9 @@ gpu_build_mim <- function(dataset, estimator = "spearman",
   if (!is.character(estimator) || length(estimator) != 1L ||
       !estimator %in% c("pearson", "spearman", "kendall"))
     stop("'estimator' must be \"pearson\", \"spearman\" or \"kendall\" (gpu_knnmi() estimates mutual information without a model)",
+         call. = FALSE)
+  if (!identical(disc, "none"))
+    stop("'disc' must be \"none\": gpu_build_mim() does not discretize the data (minet's discretized correlations are not computed here)",
          call. = FALSE)
   if (is.null(dim(dataset)) && !isS4(dataset))
     stop("'dataset' must be a matrix or data frame", call. = FALSE)

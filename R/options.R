@@ -90,9 +90,14 @@
   invisible()
 }
 
-# The 'verbose' argument (default: option gpucor.verbose).
+# The 'verbose' argument (default: option gpucor.verbose): TRUE or FALSE,
+# or a number as WGCNA's levels (0 quiet; 1, 2, ... TRUE), so that a call
+# written for WGCNA runs.
 .check_verbose <- function(verbose) {
-  if (is.null(.flag_opt(verbose))) stop("'verbose' must be TRUE or FALSE", call. = FALSE)
+  if (is.numeric(verbose) && length(verbose) == 1L && !is.na(verbose)) return(verbose > 0)
+  if (is.null(.flag_opt(verbose)))
+    stop("'verbose' must be TRUE or FALSE (or a number: WGCNA's levels, 0 for FALSE)",
+         call. = FALSE)
   verbose
 }
 

@@ -44,10 +44,22 @@
 #' The lengths go up and come down in column panels, so the host holds no
 #' copy besides `w` and the result.
 #'
+#' **igraph graphs.**  `w` may be an `igraph` graph: its edges' weights
+#' are `E(w)$weight` (every edge 1 when the graph has no `weight`
+#' attribute), converted by `weights`; or `weights` may be a numeric vector
+#' of the edges' lengths, one per edge in `E(w)` order, as igraph's own
+#' `weights` argument (and `weights = NA` ignores `E(w)$weight`: every edge
+#' 1).  `directed` is then taken from the graph (`igraph::is_directed()`),
+#' the vertices' names from `V(w)$name`, and the result is the matrix of
+#' `igraph::distances(w, mode = "out")`.  Self-loops are dropped;
+#' multiple edges between two vertices, and edges of weight 0 (here no
+#' edge, for igraph a zero-length one), stop with an error.
+#'
 #' @param w a square numeric matrix (or data frame, or a `Matrix` matrix)
-#'   of edge weights, or a `dist` (an undirected graph).
+#'   of edge weights, a `dist` (an undirected graph), or an `igraph` graph.
 #' @param weights how values become lengths: `"distance"`, `"inverse"`,
-#'   `"neglog"` or `"one_minus"`.
+#'   `"neglog"` or `"one_minus"`; with an igraph graph also a numeric
+#'   vector of edge lengths, or `NA` (see igraph graphs).
 #' @param threshold `NULL`, or a number: values below it are no edge
 #'   (applied to the values of `w`, before `weights` converts them).
 #' @param directed `FALSE` (symmetric `w`, an undirected graph) or `TRUE`.
@@ -143,6 +155,12 @@ gpu_network_metrics <- function(w = NULL,
 
 # The graph of gpu_shortest_paths() / gpu_network_metrics(), checked.
 .graph_input <- function(w, weights, threshold, directed, precision, verbose, devices) {
+  if (inherits(w, "igraph")) {
+    g <- .graph_of_igraph(w, weights)
+    w <- g$w
+    directed <- g$directed
+    if (g$lengths) weights <- "distance"
+  }
   weights <- match.arg(weights, c("distance", "inverse", "neglog", "one_minus"))
   .check_common()
   if (!is.logical(directed) || length(directed) != 1L || is.na(directed))
@@ -194,4 +212,45 @@ gpu_network_metrics <- function(w = NULL,
                      method = "shortest path", class = "dist"))
   dimnames(r) <- g$dimnames
   r
+}
+
+# An igraph graph as the weight matrix of .graph_input(): w[i, j] the
+# weight of the edge i -> j (both ways when undirected), 0 where there is
+# none, dimnames from V(g)$name; directed as the graph is.  The weights are
+# E(g)$weight (all 1 when it has none), or 'weights' when that is a
+# numeric vector with one length per edge (igraph's 'weights' argument;
+# NA, as in igraph, ignores E(g)$weight): then they are lengths
+# (lengths = TRUE, converted as "distance").  Self-loops are dropped (a
+# vertex is at length 0 from itself); multiple edges and edges of weight
+# 0 stop with an error (the matrix has room for one edge per pair, and 0
+# is no edge in it).
+.graph_of_igraph <- function(g, weights) {
+  if (!requireNamespace("igraph", quietly = TRUE))
+    stop("'w' is an igraph graph: install the igraph package", call. = FALSE)
+  n <- igraph::vcount(g)
+  el <- igraph::as_edgelist(g, names = FALSE)
+  lengths <- !is.character(weights)
+  wt <- if (is.numeric(weights)) weights
+        else if (length(weights) == 1L && is.na(weights)) rep(1, nrow(el))
+        else igraph::E(g)$weight
+  if (is.null(wt)) wt <- rep(1, nrow(el))
+  if (!is.numeric(wt) || length(wt) != nrow(el))
+    stop(sprintf("the graph's weights must be numbers, one per edge (%d), not %d",
+                 nrow(el), length(wt)), call. = FALSE)
+  keep <- el[, 1L] != el[, 2L]
+  el <- el[keep, , drop = FALSE]
+  wt <- as.double(wt[keep])
+  if (igraph::any_multiple(g))
+    stop("'w' has multiple edges between the same vertices: keep one, e.g. igraph::simplify(w, edge.attr.comb = \"min\")",
+         call. = FALSE)
+  if (any(wt == 0, na.rm = TRUE))
+    stop("'w' has edges of weight 0, which gpu_shortest_paths() would take as no edge: delete them, or give them another weight",
+         call. = FALSE)
+  W <- matrix(0, n, n)
+  W[el] <- wt
+  directed <- igraph::is_directed(g)
+  if (!directed) W[el[, 2:1, drop = FALSE]] <- wt
+  nm <- igraph::V(g)$name
+  if (!is.null(nm)) dimnames(W) <- list(nm, nm)
+  list(w = W, directed = directed, lengths = lengths)
 }

@@ -58,6 +58,6 @@ stopifnot(abs(ct / e$p.value[k] - 1) < 1e-8)
 cat(sprintf("Spearman network at FDR 1%%: %s of %s pairs in %.2f s; largest kept p %.2e (cor.test %.2e)\n",
             format(nrow(e), big.mark = ","), format(length(d), big.mark = ","), t_edges,
             e$p.value[k], ct))
-deg <- sort(table(c(e$row_name, e$col_name)), decreasing = TRUE)
+deg <- sort(table(c(e$from, e$to)), decreasing = TRUE)
 cat(sprintf("  most connected probe sets: %s\n",
             paste(sprintf("%s (%d)", names(deg)[1:3], as.integer(deg[1:3])), collapse = ", ")))

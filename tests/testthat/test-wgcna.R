@@ -682,7 +682,7 @@ test_that("bad powers and options give clear errors", {
   for (pv in list(c(1, -2), c(1, NA), "3", numeric(0), c(2, Inf), 0))
     expect_error(gpu_soft_threshold(x, powerVector = pv, backend = "cpu"),
                  "'powerVector' must hold positive numbers")
-  expect_error(gpu_adjacency(x, type = "distance"), "'type' must be one of")
+  expect_error(gpu_adjacency(x, type = "distanse"), "'type' must be one of")
   expect_error(gpu_adjacency(x, type = NA), "'type' must be one of")
   expect_error(gpu_tom(x, networkType = "unsinged"), "'networkType' must be one of")
   expect_error(gpu_soft_threshold(x, networkType = "distance"), "'networkType' must be one of")
@@ -716,8 +716,8 @@ test_that("bad powers and options give clear errors", {
   expect_error(gpu_tom(x[1, , drop = FALSE]), "at least 2 samples")
   expect_error(gpu_bicor(x, rmat(19, 2)), "'x' and 'y' must have the same number of rows")
   expect_error(gpu_bicor(matrix(letters[1:12], 6)), "'x' must be numeric")
-  expect_error(gpu_tom(matrix(letters[1:12], 6)), "'x' must be numeric")
-  expect_error(gpu_adjacency(list(1, 2)), "'x' must be a matrix")
+  expect_error(gpu_tom(matrix(letters[1:12], 6)), "'datExpr' must be numeric")
+  expect_error(gpu_adjacency(list(1, 2)), "'datExpr' must be a matrix")
 })
 
 test_that("missing values with use = \"all.obs\" are errors", {
@@ -758,8 +758,8 @@ test_that("bad adjacencies and x/adjacency combinations give clear errors", {
   expect_error(gpu_tom(adjacency = as.character(A)), "'adjacency' must be a matrix")
   expect_error(gpu_tom(adjacency = matrix(letters[1:4], 2)), "'adjacency' must be numeric")
   expect_error(gpu_tom(rmat(20, 5), adjacency = A),
-               "give either 'x' \\(expression data\\) or 'adjacency'")
-  expect_error(gpu_tom(), "give either 'x' \\(expression data\\) or 'adjacency'")
+               "give either 'datExpr' \\(expression data\\) or 'adjacency'")
+  expect_error(gpu_tom(), "give either 'datExpr' \\(expression data\\) or 'adjacency'")
 })
 
 test_that("gpu_cor_edges(method = \"bicor\") keeps WGCNA::bicor's pairs, with Student p-values", {
