@@ -216,11 +216,13 @@ GpucorParam <- function(distance = c("Euclidean", "Manhattan", "Cosine"),
 
 # The handle under which the engine keeps an index's points on each GPU
 # that searches them (src/knn.c): in an environment, so that copies of the
-# index share it, freed with it (or by .bn_resident_free()).
+# index share it, freed with it (or by .bn_resident_free()).  At exit the
+# device copies are freed with the rest of gpucor's GPU state (the exit
+# finalizer of R/zzz.R: src/init.c's gpucor_gpu_release()), not here.
 .bn_resident <- function(pts) {
   e <- new.env(parent = emptyenv())
   e$ptr <- .Call(C_gpucor_resident_new, pts)
-  reg.finalizer(e, .bn_resident_free, onexit = TRUE)
+  reg.finalizer(e, .bn_resident_free)
   e
 }
 .bn_resident_free <- function(e) {

@@ -10,7 +10,7 @@
 #                          [<file>-tests] [sanitize-<file>] [dist-file]
 #                          [sanitize-dist-file] [property] [classes32]
 #                          [reproducers-base] [cov] [sanitize-32] [sanitize-sinks]
-#                          [sanitize-mi] [modules] [sweep] [sweep-profile] [consensus] [neighbors] [neighbors-scale] [knn-ncu] [modules-big]
+#                          [sanitize-mi] [modules] [sweep] [sweep-profile] [consensus] [neighbors] [neighbors-scale] [knn-ncu] [memcheck-neighbors] [modules-big]
 #   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all;
 #   compare times the GPU cases of bench/compare_case.R with the build of
 #   .bench-base/ -- a carried copy of the code before the change, made with
@@ -87,6 +87,18 @@ R
   /usr/local/cuda/bin/compute-sanitizer --tool racecheck --error-exitcode 9 \
     --log-file "$OUT/racecheck-$t.log" Rscript /tmp/san-$t.R > "$OUT/racecheck-$t-run.log" 2>&1
   echo "compute-sanitizer racecheck ($t) exit: $?"; tail -3 "$OUT/racecheck-$t.log" ;;
+memcheck-neighbors)
+  # memcheck with leak check alone over test-neighbors.R
+  cat > /tmp/mc-neighbors.R <<R
+library(testthat); library(gpucor)
+source("tests/testthat/helper-gpucor.R")
+test_file("tests/testthat/test-neighbors.R", package = "gpucor", load_package = "installed")
+quit(save = "no")
+R
+  /usr/local/cuda/bin/compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
+    --log-file "$OUT/memcheck-neighbors.log" Rscript /tmp/mc-neighbors.R > "$OUT/memcheck-neighbors-run.log" 2>&1
+  echo "compute-sanitizer memcheck (neighbors) exit: $?"; tail -3 "$OUT/memcheck-neighbors.log"
+  grep -E "FAIL|PASS" "$OUT/memcheck-neighbors-run.log" | tail -1 ;;
 sanitize)
   # The script ends with quit() and releases nothing itself: the exit
   # finalizer must free the cached context (stream, cuBLAS handle, pinned
