@@ -60,3 +60,5 @@ if (Sys.getenv("GPUCOR_BENCH_SNN", "1") != "0" && requireNamespace("bluster", qu
                           BPPARAM = BiocParallel::MulticoreParam(parallel::detectCores())))
   cat(sprintf("Kmknn findKNN 20000 (of the same clustered data, 16 cores): %.2f s\n", t7))
 }
+# the process's peak resident memory over everything above
+cat(grep("VmHWM", readLines("/proc/self/status"), value = TRUE), "\n")
