@@ -188,3 +188,38 @@
                      "data frame or vector, or a SummarizedExperiment, ExpressionSet,",
                      "Matrix, DelayedArray or big.matrix"), what, class(x)[1L]),
        call. = FALSE)
+
+# The items of gpu_dist(), gpu_knn() and gpu_range() for a
+# SingleCellExperiment: its cells (columns), as scater's runUMAP(),
+# bluster's clusterRows() and scran's buildSNNGraph() take them.  With
+# 'use.dimred' (a name or number of reducedDims(x)), that matrix as it is
+# (cells x dimensions); else the assay 'assay' transposed, cells becoming
+# rows (lazily for a DelayedArray, so the block reader of gpu_dist() still
+# reads it in blocks).  Any other x comes back as it is, and a 'use.dimred'
+# with it is an error (a plain SummarizedExperiment keeps its features as
+# the items: .as_input()).
+.cells_as_rows <- function(x, what, assay, use.dimred) {
+  if (!inherits(x, "SingleCellExperiment")) {
+    if (!is.null(use.dimred))
+      stop(sprintf("'use.dimred' needs a SingleCellExperiment as '%s', not an object of class \"%s\"",
+                   what, class(x)[1L]), call. = FALSE)
+    return(x)
+  }
+  if (!is.null(use.dimred)) {
+    nms <- SingleCellExperiment::reducedDimNames(x)
+    shown <- if (length(nms)) paste0("\"", nms, "\"", collapse = ", ") else "none"
+    if (length(use.dimred) != 1L || is.na(use.dimred) ||
+        !(is.character(use.dimred) || is.numeric(use.dimred)))
+      stop("'use.dimred' must be one name or number of reducedDims(x)", call. = FALSE)
+    if (is.character(use.dimred) && !use.dimred %in% nms)
+      stop(sprintf("'use.dimred' = \"%s\" is not among reducedDimNames(%s): %s",
+                   use.dimred, what, shown), call. = FALSE)
+    if (is.numeric(use.dimred) && (use.dimred != floor(use.dimred) || use.dimred < 1 ||
+                                   use.dimred > length(nms)))
+      stop(sprintf("'use.dimred' = %s is not a number of reducedDims(%s), which has %d: %s",
+                   format(use.dimred), what, length(nms), shown), call. = FALSE)
+    return(SingleCellExperiment::reducedDim(x, use.dimred, withDimnames = TRUE))
+  }
+  m <- SummarizedExperiment::assay(x, assay, withDimnames = TRUE)
+  if (isS4(m)) getExportedValue("BiocGenerics", "t")(m) else t(m)
+}

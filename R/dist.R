@@ -57,7 +57,10 @@
 #' @param x a numeric matrix or data frame (or a vector, taken as one
 #'   column); integer and logical values are coerced to double.  A
 #'   `SummarizedExperiment` or `ExpressionSet` gives the distances between
-#'   its features (rows): `gpu_dist(se)` is `gpu_dist(assay(se))`.  A
+#'   its features (rows): `gpu_dist(se)` is `gpu_dist(assay(se))`; a
+#'   `SingleCellExperiment` those between its *cells* (columns):
+#'   `reducedDim(x, use.dimred)` or `t(assay(x, assay))` (see
+#'   "Orientation" in [gpucor] for every container).  A
 #'   `Matrix` is read into a dense matrix first (after the memory check).
 #'   A `DelayedArray`/`HDF5Array` or `bigmemory::big.matrix` (or such an
 #'   assay) is too when it fits DelayedArray's block size
@@ -99,6 +102,10 @@
 #'   the result's size).  GPU workers need `SnowParam` (not
 #'   `MulticoreParam`).  With `output`, each worker writes its columns to
 #'   files of its own, which the dataset reads (see [gpu_hdf5()]).
+#' @param use.dimred `NULL` (default), or for a `SingleCellExperiment` `x`
+#'   the name or number of one of its `reducedDims()` (cells x dimensions,
+#'   such as `"PCA"`): the distances between its rows; an error with any
+#'   other `x` or a name not among `reducedDimNames(x)`.
 #' @return An object of class `"dist"`: the lower triangle of the distance
 #'   matrix by columns, with attributes `Size`, `Labels` (the row names, if
 #'   any), `Diag`, `Upper`, `method`, `p` (Minkowski only) and `call`; with
@@ -119,9 +126,12 @@ gpu_dist <- function(x, method = c("euclidean", "maximum", "manhattan",
                      precision = c("double", "single"),
                      devices = getOption("gpucor.devices", 0L),
                      verbose = getOption("gpucor.verbose", FALSE), assay = 1L,
-                     output = NULL, BPPARAM = NULL) {
+                     output = NULL, BPPARAM = NULL, use.dimred = NULL) {
   .check_common()
   m <- .dist_method(method, p)
+  # a SingleCellExperiment's cells are the items (a lazy transpose of a
+  # DelayedArray assay, which the block reader below still reads in blocks)
+  x <- .cells_as_rows(x, "x", assay, use.dimred)
   if (!is.null(output)) {
     x <- .dist_input(x, assay)
     return(.dist_output(x, m, p, backend, precision, devices, verbose, output, BPPARAM))

@@ -44,7 +44,8 @@
 #' below 2) the p-value is `NA` and the pair is no test.
 #'
 #' @param x a numeric matrix or data frame (or what [gpu_cor()] takes:
-#'   a `SummarizedExperiment`'s features are the variables).
+#'   a `SummarizedExperiment`'s features are the variables; see
+#'   "Orientation" in [gpucor]).
 #' @param y `NULL` or a matrix with the rows of `x`: pairs (column of `x`,
 #'   column of `y`).
 #' @param method `"pearson"`, `"spearman"`, `"kendall"` or `"bicor"` (WGCNA's
@@ -328,7 +329,9 @@ gpu_cor_edges <- function(x, y = NULL, use = "everything",
 #' says which ran.
 #'
 #' @param x a numeric matrix (rows are the items), or what [gpu_dist()]
-#'   takes.
+#'   takes.  A `SingleCellExperiment` gives the neighbours of its *cells*:
+#'   `reducedDim(x, use.dimred)`, else `t(assay(x, assay))` (see
+#'   "Orientation" in [gpucor] for every container).
 #' @param k the number of neighbours, from 1 to `nrow(x) - 1` (to
 #'   `nrow(x)` with a `query`).
 #' @param method any [gpu_dist()] method: `"euclidean"`, `"manhattan"`,
@@ -341,7 +344,14 @@ gpu_cor_edges <- function(x, y = NULL, use = "everything",
 #'   matrix with the columns of `x`, whose rows are searched for among the
 #'   rows of `x`.
 #' @param backend,precision,devices,verbose as for [gpu_dist()].
-#' @param assay for a `SummarizedExperiment`, which assay.
+#' @param assay for a `SummarizedExperiment` or `SingleCellExperiment`,
+#'   which assay (a name or number; default the first).
+#' @param use.dimred `NULL` (default), or for a `SingleCellExperiment` `x`
+#'   the name or number of one of its `reducedDims()` (cells x dimensions,
+#'   such as `"PCA"`), whose rows are then the items, as in scater's
+#'   `runUMAP()` and bluster's `clusterRows()`; an error with any other `x`
+#'   or a name not among `reducedDimNames(x)`.  A `SingleCellExperiment`
+#'   `query` is read the same way; any other `query` as it is.
 #' @param BPPARAM `NULL` (default), or a `BiocParallel::BiocParallelParam`:
 #'   the rows (of `query`, when given) are shared among its workers as
 #'   [gpu_cor_edges()] shares its columns; each worker finds every row's
@@ -371,12 +381,12 @@ gpu_knn <- function(x, k, method = c("euclidean", "manhattan", "maximum", "canbe
                     precision = c("double", "single"),
                     devices = getOption("gpucor.devices", 0L),
                     verbose = getOption("gpucor.verbose", FALSE), assay = 1L,
-                    BPPARAM = NULL) {
+                    BPPARAM = NULL, use.dimred = NULL) {
   .check_common()
   method <- match.arg(method)
   m <- .dist_method(method, p)
-  x <- .knn_input(x, "x", assay)
-  if (!is.null(query)) query <- .knn_query(query, x, assay)
+  x <- .knn_input(x, "x", assay, use.dimred)
+  if (!is.null(query)) query <- .knn_query(query, x, assay, use.dimred)
   nref <- nrow(x) - is.null(query)
   if (missing(k) || !is.numeric(k) || length(k) != 1L || is.na(k) || k < 1 ||
       k != floor(k))
@@ -442,8 +452,10 @@ gpu_knn <- function(x, k, method = c("euclidean", "manhattan", "maximum", "canbe
   .Call(C_gpucor_knn, x, query, m, p, k, anyna,
         .engine_opts(backend, precision, FALSE, device, cols = ranges), NULL)
 
-# gpu_knn()'s and gpu_range()'s x: a double matrix whose rows are the items.
-.knn_input <- function(x, what, assay) {
+# gpu_knn()'s and gpu_range()'s x: a double matrix whose rows are the items
+# (a SingleCellExperiment's cells: .cells_as_rows()).
+.knn_input <- function(x, what, assay, use.dimred = NULL) {
+  x <- .cells_as_rows(x, what, assay, use.dimred)
   x <- .as_input(x, what, assay, FALSE)
   x <- as.matrix(x)
   if (!(is.numeric(x) || is.logical(x)) || !is.atomic(x))
@@ -452,9 +464,13 @@ gpu_knn <- function(x, k, method = c("euclidean", "manhattan", "maximum", "canbe
 }
 
 # A query as a double matrix with the columns of x; neither may hold NA
-# (a search between two sets has no stats rule to follow for them).
-.knn_query <- function(query, x, assay) {
-  query <- .knn_input(query, "query", assay)
+# (a search between two sets has no stats rule to follow for them).  A
+# SingleCellExperiment query gives its cells as x's does (the same
+# 'use.dimred' or 'assay'); any other query is taken as it is, also when x's
+# cells come from a reducedDim.
+.knn_query <- function(query, x, assay, use.dimred = NULL) {
+  query <- .knn_input(query, "query", assay,
+                      if (inherits(query, "SingleCellExperiment")) use.dimred)
   if (ncol(query) != ncol(x))
     stop(sprintf("'query' must have the %d columns of 'x', not %d", ncol(x), ncol(query)))
   if (anyNA(x)) stop("'x' has NA or NaN values: a search with a 'query' takes none")
@@ -501,20 +517,21 @@ gpu_range <- function(x, threshold, method = c("euclidean", "manhattan", "maximu
                       p = 2, query = NULL, backend = getOption("gpucor.backend", "auto"),
                       precision = c("double", "single"),
                       devices = getOption("gpucor.devices", 0L),
-                      verbose = getOption("gpucor.verbose", FALSE), assay = 1L) {
+                      verbose = getOption("gpucor.verbose", FALSE), assay = 1L,
+                      use.dimred = NULL) {
   .check_common()
   method <- match.arg(method)
   .range_search(x, threshold, method, p, query, backend, precision, devices, verbose, assay,
-                self = FALSE)
+                self = FALSE, use.dimred = use.dimred)
 }
 
 # gpu_range(); self: each row of x (without a query) its own neighbour
 # (GpucorParam's findNeighbors(), as BiocNeighbors counts it).
 .range_search <- function(x, threshold, method, p, query, backend, precision, devices,
-                          verbose, assay, self) {
+                          verbose, assay, self, use.dimred = NULL) {
   m <- .dist_method(method, p)
-  x <- .knn_input(x, "x", assay)
-  if (!is.null(query)) query <- .knn_query(query, x, assay)
+  x <- .knn_input(x, "x", assay, use.dimred)
+  if (!is.null(query)) query <- .knn_query(query, x, assay, use.dimred)
   if (missing(threshold) || !is.numeric(threshold) || length(threshold) != 1L ||
       is.na(threshold))
     stop("'threshold' must be a single number")

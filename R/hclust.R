@@ -73,7 +73,8 @@
 #'   engine uses one GPU, the first of `devices`, and `precision = "single"`
 #'   keeps the distances in float there (the CPU engine works in double).
 #' @param ... further arguments of [gpu_dist()] with `x`: `p` (Minkowski's
-#'   power) and `assay`.  (The arguments after `...` are matched by their
+#'   power), `assay` and `use.dimred` (a `SingleCellExperiment`'s cells are
+#'   clustered: see "Orientation" in [gpucor]).  (The arguments after `...` are matched by their
 #'   whole names only.)  The first three arguments are those of
 #'   [stats::hclust()], in its order, so `gpu_hclust(d, "average")` is
 #'   `hclust(d, "average")`.
@@ -107,9 +108,10 @@ gpu_hclust <- function(d = NULL,
   method <- .gpucor_hclust_methods[i.meth]
   reducible <- !method %in% c("median", "centroid")
   dots <- list(...)
-  if (length(dots) && (is.null(names(dots)) || !all(names(dots) %in% c("p", "assay"))))
-    stop("'...' takes gpu_dist()'s 'p' and 'assay' only")
-  if (!is.null(d) && length(dots)) stop("'p' and 'assay' go with 'x', not with 'd'")
+  if (length(dots) && (is.null(names(dots)) ||
+                       !all(names(dots) %in% c("p", "assay", "use.dimred"))))
+    stop("'...' takes gpu_dist()'s 'p', 'assay' and 'use.dimred' only")
+  if (!is.null(d) && length(dots)) stop("'p', 'assay' and 'use.dimred' go with 'x', not with 'd'")
   pw <- if (is.null(dots$p)) 2 else dots$p
 
   if (!is.null(d)) {
@@ -126,7 +128,8 @@ gpu_hclust <- function(d = NULL,
     work <- n * n
   } else {
     m <- .dist_method(distance, pw)
-    x <- .dist_input(x, if (is.null(dots$assay)) 1L else dots$assay)
+    assay <- if (is.null(dots$assay)) 1L else dots$assay
+    x <- .dist_input(.cells_as_rows(x, "x", assay, dots$use.dimred), assay)
     n <- as.double(nrow(x))
     labels <- dimnames(x)[[1L]]
     dist.method <- m
