@@ -37,7 +37,8 @@
 #'   values are coerced to double); or a `SummarizedExperiment` or
 #'   `ExpressionSet`, whose features (rows) are then the variables:
 #'   `gpu_cor(se)` is `gpu_cor(t(assay(se)))`, the correlations between
-#'   genes.  A sparse `Matrix::dgCMatrix` (or such an assay) is not made
+#'   genes (a `SingleCellExperiment` too: see "Orientation" in [gpucor]).
+#'   A sparse `Matrix::dgCMatrix` (or such an assay) is not made
 #'   dense for Pearson and Spearman without `y` when it holds no `NA`: the
 #'   CPU engine sums each row's products of stored values and centres them
 #'   exactly in long double (agreeing with [stats::cor()] on the dense copy to

@@ -58,6 +58,27 @@
 #' are `gpu_cor(t(expr))`, distances between genes `gpu_dist(expr, method =
 #' "correlation")` (or `"spearman"`, ...).
 #'
+#' Containers are read by these rules, for every function that takes one:
+#' * Correlations and networks of variables ([gpu_cor()], [gpu_cov()],
+#'   [gpu_bicor()], [gpu_cor_edges()], [gpu_adjacency()],
+#'   [gpu_soft_threshold()], [gpu_tom()], [gpu_blockwise_modules()], ...):
+#'   a `SummarizedExperiment` (a `SingleCellExperiment` too) or
+#'   `ExpressionSet` holds features in rows, and the features are the
+#'   variables: `gpu_cor(se)` is `gpu_cor(t(assay(se)))`, correlations
+#'   between genes.
+#' * Distances and neighbours ([gpu_dist()], [gpu_knn()], [gpu_range()],
+#'   [gpu_hclust()] with `x`): the items are the rows.  A
+#'   `SummarizedExperiment` or `ExpressionSet` gives its features (rows) as
+#'   they are: `gpu_dist(se)` is `gpu_dist(assay(se))`, distances between
+#'   genes.  A `SingleCellExperiment` gives its *cells* (columns), as
+#'   scater's `runUMAP()`, bluster and scran take them: with `use.dimred`
+#'   (a name or number of `reducedDims(x)`) that matrix as it is (cells x
+#'   dimensions), otherwise `t(assay(x, assay))`.  `use.dimred` with any
+#'   other input is an error.
+#' * Matrices, data frames, sparse `Matrix`, `DelayedArray`/`HDF5Array`
+#'   and `bigmemory::big.matrix` are taken as they are (variables in
+#'   columns for correlations, items in rows for distances).
+#'
 #' @section Memory:
 #' A correlation matrix of `p` variables takes `8 * p^2` bytes (20000
 #' genes: 3.2 GB; 50000: 20 GB), a `dist` of `n` items `4 * n * (n - 1)`
