@@ -516,7 +516,7 @@
 #'
 #' @param datExpr expression data: a matrix or data frame (samples in rows,
 #'   genes in columns), or a `SummarizedExperiment`/`ExpressionSet` (genes
-#'   in rows).
+#'   in rows; see "Orientation" in [gpucor]).
 #' @param weights must be `NULL`.
 #' @param checkMissingData whether to set aside the genes and samples with
 #'   too many missing values, and the genes of zero variance.

@@ -102,7 +102,7 @@
 #'   columns), a numeric vector (one variable; the result is still a
 #'   matrix, as [WGCNA::bicor()]'s), or a
 #'   `SummarizedExperiment`/`ExpressionSet` (genes in rows: the
-#'   correlations are between genes).
+#'   correlations are between genes; see "Orientation" in [gpucor]).
 #' @param y `NULL`, or a matrix or vector with the rows of `x`.
 #' @param use `"all.obs"` or `"pairwise.complete.obs"` (may be
 #'   abbreviated).
@@ -377,7 +377,7 @@ gpu_bicor <- function(x, y = NULL, robustX = TRUE, robustY = TRUE, use = "all.ob
 #'
 #' @param datExpr a numeric matrix (samples in rows, genes in columns), a
 #'   data frame, or a `SummarizedExperiment`/`ExpressionSet` (genes in
-#'   rows).
+#'   rows; see "Orientation" in [gpucor]).
 #' @param x the same as `datExpr`, by name (gpucor's earlier name).
 #' @param selectCols `NULL`, or the columns (indices or names) whose
 #'   adjacencies with all genes are wanted.
@@ -759,7 +759,8 @@ gpu_adjacency <- function(datExpr, selectCols = NULL, type = "unsigned",
 #'
 #' @param data expression data (samples in rows, genes in columns: a
 #'   matrix, data frame, or `SummarizedExperiment`/`ExpressionSet` with
-#'   genes in rows), or with `dataIsExpr = FALSE` a similarity matrix.
+#'   genes in rows; see "Orientation" in [gpucor]), or with `dataIsExpr =
+#'   FALSE` a similarity matrix.
 #' @param x the same as `data`, by name (gpucor's earlier name).
 #' @param dataIsExpr `TRUE` (expression data) or `FALSE` (a similarity).
 #' @param weights `NULL`, or WGCNA's weights of the observations (Pearson).
@@ -944,8 +945,8 @@ gpu_soft_threshold <- function(data, dataIsExpr = TRUE, weights = NULL, Rsquared
 #' `output`) come after WGCNA's and are matched by name.
 #'
 #' @param datExpr expression data (samples in rows, genes in columns), or
-#'   a `SummarizedExperiment`/`ExpressionSet` (genes in rows); or `NULL`
-#'   with `adjacency`.
+#'   a `SummarizedExperiment`/`ExpressionSet` (genes in rows; see
+#'   "Orientation" in [gpucor]); or `NULL` with `adjacency`.
 #' @param x the same as `datExpr`, by name (gpucor's earlier name).
 #' @param weights `NULL`, or WGCNA's weights of the observations (Pearson).
 #' @param corType `"pearson"` or `"bicor"`.
