@@ -57,7 +57,11 @@
 #' order than in double.
 #'
 #' @param d a `dist` (or a square symmetric matrix of dissimilarities, taken
-#'   with [stats::as.dist()]).
+#'   with [stats::as.dist()]), or an on-disk square matrix (an `HDF5Matrix`
+#'   or other `DelayedMatrix`, such as `gpu_dist(output = gpu_hdf5(...))`
+#'   or `gpu_cor(output = ...)` writes): its lower triangle is read in
+#'   blocks of columns (DelayedArray's block size) into a `dist`, as
+#'   `as.dist()` takes it, with no n x n matrix made in R.
 #' @param x instead of `d` (by name: it follows `...`): a numeric matrix (or data frame,
 #'   `SummarizedExperiment`, ... as for [gpu_dist()]) whose rows are the
 #'   objects.
@@ -110,11 +114,20 @@ gpu_hclust <- function(d = NULL,
   dots <- list(...)
   if (length(dots) && (is.null(names(dots)) ||
                        !all(names(dots) %in% c("p", "assay", "use.dimred"))))
-    stop("'...' takes gpu_dist()'s 'p', 'assay' and 'use.dimred' only")
+    stop("'...' takes gpu_dist()'s 'p' and 'assay' only (and 'use.dimred' for a SingleCellExperiment)")
   if (!is.null(d) && length(dots)) stop("'p', 'assay' and 'use.dimred' go with 'x', not with 'd'")
   pw <- if (is.null(dots$p)) 2 else dots$p
 
   if (!is.null(d)) {
+    if (inherits(d, "DelayedArray")) {
+      # an on-disk n x n result: its lower triangle read in blocks of
+      # columns (R/cutree.R), labelled as stats::as.dist() labels a matrix
+      if (length(dim(d)) != 2L || nrow(d) != ncol(d))
+        stop("invalid dissimilarities: 'd' must be a \"dist\" or a square numeric matrix")
+      if (nrow(d) < 2L) stop("must have n >= 2 objects to cluster")
+      lab <- if (!is.null(rownames(d))) rownames(d) else colnames(d)
+      d <- structure(.delayed_to_dist(d), Labels = lab, Size = nrow(d), class = "dist")
+    }
     if (!inherits(d, "dist")) {
       if (!is.matrix(d) || nrow(d) != ncol(d) || !is.numeric(d))
         stop("invalid dissimilarities: 'd' must be a \"dist\" or a square numeric matrix")
