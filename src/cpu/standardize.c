@@ -114,6 +114,19 @@ int cpu_standardize(const double *x, size_t n, size_t p, size_t ldx,
                  * stats' zero sd */
                 if (nobs > 1) {
                     long double var = ldexpl(ss / (long double) (nobs - 1), 2 * e);
+                    if (e < 0 && mean_kind == MEAN_R_TWO_PASS) {
+                        /* at the bottom of the range stats' mean, kept in
+                         * a double, is a subnormal that lost digits: its
+                         * variance is about that mean (the values keep
+                         * the exact one) */
+                        double md = ldexp((double) mean, e);
+                        long double s2 = 0.0L;
+                        for (size_t k = 0; k < nobs; k++) {
+                            long double d = (long double) ldexp(v[k], e) - md;
+                            s2 += d * d;
+                        }
+                        var = s2 / (long double) (nobs - 1);
+                    }
                     if ((double) var == 0.0) f |= COL_VAR_UNDERFLOW;
                     if ((double) sqrtl(var) == 0.0) f |= COL_SD_UNDERFLOW;
                 }

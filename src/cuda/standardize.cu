@@ -92,8 +92,20 @@ __global__ static void standardize_kernel(const double *a, size_t m, int center,
     /* stats' cor() holds the variance (r_rule 1: no y) or the standard
      * deviation (r_rule 2: with y) in a double, so a spread below the double
      * range is its "zero sd" */
-    if (r_rule == 1 && m > 1 && ldexp(ss / (double) (m - 1), 2 * e) == 0) zero = 1;
-    if (r_rule == 2 && m > 1 && ldexp(sqrt(ss / (double) (m - 1)), e) == 0) zero = 1;
+    double vs = ss;
+    if (center && r_rule && m > 1 && e < -960) {
+        /* at the bottom of the range stats' mean, kept in a double, is a
+         * subnormal that lost digits: its variance is about that mean (the
+         * values keep the exact one) */
+        double md = ldexp(ldexp(mean, e), -e), s2 = 0;
+        for (size_t k = threadIdx.x; k < m; k += THREADS) {
+            double d = ldexp(col[k], -e) - md;
+            s2 += d * d;
+        }
+        vs = block_reduce(s2, sh, 0);
+    }
+    if (r_rule == 1 && m > 1 && ldexp(vs / (double) (m - 1), 2 * e) == 0) zero = 1;
+    if (r_rule == 2 && m > 1 && ldexp(sqrt(vs / (double) (m - 1)), e) == 0) zero = 1;
     double scale = zero ? 0.0 : 1.0 / sqrt(ss);
     for (size_t k = threadIdx.x; k < m; k += THREADS)
         zc[k] = zero ? (T) 0 : (T) ((ldexp(col[k], -e) - mean) * scale);

@@ -330,3 +330,24 @@ test_that("single-precision Minkowski with a large p: no p-th power underflows t
     }
   }
 })
+
+# (test-property.R, case seed 659853559) A column whose one nonzero value
+# is the smallest subnormal: stats keeps its mean in a double, where it
+# rounds to 0, so its spread is about 0 and its sd, 2^-1074 / sqrt(3),
+# rounds to 2^-1074: no "zero sd" rule with y; its variance (without y)
+# does round to 0.  gpucor's values keep the exact mean; its rules follow
+# stats' arithmetic.  (stats' NaN, 0/0 of two subnormal sds, is its
+# arithmetic, not a rule.)
+test_that("stats' zero-sd rules on a column whose one nonzero is the smallest subnormal", {
+  x <- cbind(c(1, 2, 3, 4), c(3, 1, 4, 1), c(2, 2, 2, 2)) * 2^-1074
+  y <- cbind(c(0, 0, -1, 0), c(1, 2, 3, 5), c(0, 7, 0, 0)) * 2^-1074
+  for (b in test_backends()) {
+    for (yy in list(y, NULL, x)) {
+      got <- capture_conditions(gpu_cor(y, yy, backend = b))
+      want <- capture_conditions(stats::cor(y, yy))
+      lab <- paste(b, if (is.null(yy)) "without y" else "with y")
+      expect_identical(is.na(got$value), is.na(want$value) & !is.nan(want$value), info = lab)
+      expect_identical(length(got$warnings) > 0, length(want$warnings) > 0, info = lab)
+    }
+  }
+})
