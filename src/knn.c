@@ -167,6 +167,19 @@ static SEXP knn_pruned(SEXP x, const double *qy, size_t nq, const gc_measure *m,
     return ans;
 }
 
+/* Row i's neighbours, nearest first, into row r of the nout x k result
+ * (NA past the ones it has). */
+static void knn_row_out(gc_select *s, size_t i, size_t r, size_t nout, size_t k, int *ip,
+                        double *dp)
+{
+    const gc_hent *e;
+    size_t got = gc_select_heap_sorted(s, i, &e);
+    for (size_t a = 0; a < k; a++) {
+        ip[r + a * nout] = a < got ? (int) e[a].partner + 1 : NA_INTEGER;
+        dp[r + a * nout] = a < got ? e[a].v : NA_REAL;
+    }
+}
+
 /* parts: NULL, or the results of BiocParallel's workers, each of its
  * share of the columns (R/edges.R): their neighbours are merged (above)
  * instead of running the engine, and the flags kept.  query: NULL, or the
@@ -266,14 +279,7 @@ SEXP gpucor_knn(SEXP x, SEXP query, SEXP method, SEXP power, SEXP kk, SEXP anyna
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nth) schedule(static)
 #endif
-        for (size_t i = 0; i < nq; i++) {
-            const gc_hent *e;
-            size_t got = gc_select_heap_sorted(&s, i, &e);
-            for (size_t a = 0; a < k; a++) {
-                ip[i + a * nq] = a < got ? (int) e[a].partner + 1 : NA_INTEGER;
-                dp[i + a * nq] = a < got ? e[a].v : NA_REAL;
-            }
-        }
+        for (size_t i = 0; i < nq; i++) knn_row_out(&s, i, i, nq, k, ip, dp);
     }
     for (size_t i = 0, r = 0; i < nq && (nr || held); i++) {
         if (nr && s.hlen[i] == 0) continue;
@@ -281,13 +287,8 @@ SEXP gpucor_knn(SEXP x, SEXP query, SEXP method, SEXP power, SEXP kk, SEXP anyna
             r++;
             continue;
         }
-        const gc_hent *e;
-        size_t got = gc_select_heap_sorted(&s, i, &e);
         if (nr) INTEGER(rows)[r] = (int) i + 1;
-        for (size_t a = 0; a < k; a++) {
-            INTEGER(idx)[r + a * nout] = a < got ? (int) e[a].partner + 1 : NA_INTEGER;
-            REAL(dst)[r + a * nout] = a < got ? e[a].v : NA_REAL;
-        }
+        knn_row_out(&s, i, r, nout, k, INTEGER(idx), REAL(dst));
         r++;
     }
     gc_select_free(&s);
@@ -449,13 +450,19 @@ static void resident_drop_copies(gc_resident *r)
     for (int d = 0; d < GC_RESIDENT_DEVICES; d++) r->dev[d] = NULL;
 }
 
+/* The handle's struct (NULL once freed). */
+static gc_resident *resident_of(SEXP ptr)
+{
+    if (TYPEOF(ptr) != EXTPTRSXP || R_ExternalPtrTag(ptr) != install("gpucor_resident"))
+        error("internal error: not a resident handle");
+    return (gc_resident *) R_ExternalPtrAddr(ptr);
+}
+
 /* Frees the handle and its copies (an R finalizer calls it: R/neighbors.R;
  * a C one could run after the library is unloaded). */
 SEXP gpucor_resident_free(SEXP ptr)
 {
-    if (TYPEOF(ptr) != EXTPTRSXP || R_ExternalPtrTag(ptr) != install("gpucor_resident"))
-        error("internal error: not a resident handle");
-    gc_resident *r = (gc_resident *) R_ExternalPtrAddr(ptr);
+    gc_resident *r = resident_of(ptr);
     if (!r) return R_NilValue;
     resident_drop_copies(r);
     if (r->prev) r->prev->next = r->next;
@@ -495,9 +502,7 @@ SEXP gpucor_resident_new(SEXP x)
 /* list(devices = the CUDA ordinals holding a copy, uploads = copies made) */
 SEXP gpucor_resident_info(SEXP ptr)
 {
-    if (TYPEOF(ptr) != EXTPTRSXP || R_ExternalPtrTag(ptr) != install("gpucor_resident"))
-        error("internal error: not a resident handle");
-    gc_resident *r = (gc_resident *) R_ExternalPtrAddr(ptr);
+    gc_resident *r = resident_of(ptr);
     int nd = 0;
     for (int d = 0; r && d < GC_RESIDENT_DEVICES; d++) nd += r->dev[d] != NULL;
     SEXP dev = PROTECT(allocVector(INTSXP, nd));
