@@ -125,3 +125,54 @@ SEXP gpucor_sparse_cor(SEXP colptr, SEXP rowind, SEXP val, SEXP nrow,
     UNPROTECT(1);
     return ans;
 }
+
+/* gpu_degree_centrality(): per column of x (the nodes), the number and the
+ * sum of the correlations with the other columns above 'cut' (with
+ * 'absolute', of their absolute values), never the p x p matrix: the
+ * engine's SINK_POWSUM in its degree mode.  A p x 2 matrix comes back
+ * (count, sum). */
+SEXP gpucor_degree(SEXP x, SEXP method, SEXP use, SEXP rows, SEXP cut, SEXP absolute,
+                   SEXP opts)
+{
+    if (TYPEOF(x) != REALSXP || !isMatrix(x)) error("'x' must be a double matrix");
+    if (!isNull(rows) && TYPEOF(rows) != INTSXP) error("'rows' must be an integer vector");
+    size_t n = (size_t) nrows(x), p = (size_t) ncols(x);
+    const gc_measure *ms = gpucor_measure_arg(method, MEASURE_COLUMNS);
+    int u = gpucor_use_arg(use);
+    double c = asReal(cut);
+    if (c != c) error("internal error: invalid cut");
+    if (!isNull(rows))
+        for (R_xlen_t k = 0; k < XLENGTH(rows); k++)
+            if (INTEGER(rows)[k] < 0 || (size_t) INTEGER(rows)[k] >= n)
+                error("'rows' out of range");
+    gc_opts o;
+    gpucor_opts(opts, &o);
+    static const double unused[2] = {1, 2};
+    gc_powsum ps = {.w = unused, .npow = 2, .nslots = o.nthreads > 0 ? o.nthreads : 1,
+                    .degree = 1, .cut = c};
+    SEXP ans = PROTECT(allocMatrix(REALSXP, (int) p, 2));
+    ps.k = REAL(ans);
+    ps.slot = calloc((size_t) ps.nslots * p * 2 + 1, sizeof(double));
+    if (!ps.slot) {
+        UNPROTECT(1);
+        gpucor_raise(GPUCOR_ERR_ALLOC, "gpu_degree_centrality");
+    }
+    gc_sink sink = {.kind = SINK_POWSUM, .symmetric = 1, .p = p, .q = p, .pow = &ps,
+                    .epilogue = asLogical(absolute) == TRUE ? EPI_ADJ_UNSIGNED : EPI_IDENTITY,
+                    .beta = 1.0};
+    gpucor_progress pr;
+    gc_host host;
+    gpucor_host_init(&host, &o, &pr);
+    int sd0 = 0, used = 0;
+    char msg[512] = "";
+    gc_problem in = {.x = REAL(x), .n = n, .p = p, .q = p,
+                     .rows = isNull(rows) ? NULL : INTEGER(rows),
+                     .nobs = isNull(rows) ? n : (size_t) XLENGTH(rows), .measure = ms, .use = u};
+    int status = gc_run_warn(&in, &sink, &host, &sd0, &used, msg, sizeof msg);
+    free(ps.slot);
+    gpucor_call_status(NULL, status, "gpu_degree_centrality", msg);
+    gpucor_call_report(ans, &o, &host, used, "gpu_degree_centrality");
+    if (sd0) setAttrib(ans, install("sd0"), ScalarLogical(TRUE));
+    UNPROTECT(1);
+    return ans;
+}
