@@ -17,7 +17,7 @@ degree_ref <- function(r, t, include, eps = 0) {
 
 expect_degree <- function(x, t, method = "pearson", negative = "exclude",
                           use = "everything", backend = "cpu", info = "") {
-  got <- suppressWarnings(gpu_degree_centrality(x, t, method, negative, use,
+  got <- suppressWarnings(gpu_degree_centrality(x, t, method = method, negative = negative, use = use,
                                                 backend = backend))
   r <- suppressWarnings(gpu_cor(x, method = method, use = use, backend = backend))
   include <- negative == "include"
@@ -86,6 +86,56 @@ test_that("exact ties with the threshold, NA, constant columns, names", {
   }
 })
 
+# The density's reference: the D strongest pairs' weakest value v, every
+# pair at least as strong kept (ties with v too).
+density_ref <- function(r, d, include) {
+  diag(r) <- NA
+  a <- if (include) abs(r) else r
+  up <- a[upper.tri(a)]
+  up <- up[!is.na(up)]
+  D <- round(d * ncol(r) * (ncol(r) - 1) / 2)
+  v <- if (D >= 1) sort(up, decreasing = TRUE)[min(D, length(up))] else Inf
+  keep <- !is.na(a) & a >= v
+  list(degree = unname(colSums(keep)), strength = unname(colSums(ifelse(keep, a, 0))),
+       cut = v, edges = sum(up >= v))
+}
+
+test_that("a density's cut is exact, ties kept together", {
+  for (b in test_backends()) for (m in c("pearson", "spearman", "kendall"))
+    for (neg in c("exclude", "include")) {
+      info <- paste(b, m, neg, new_seed())
+      x <- rmat(40, 33)
+      x[, 2:5] <- x[, 2:5] + x[, 1]
+      r <- gpu_cor(x, method = m, backend = b)
+      for (d in c(0.001, 0.05, 0.3, 1)) {
+        got <- gpu_degree_centrality(x, density = d, method = m, negative = neg, backend = b)
+        ref <- density_ref(r, d, neg == "include")
+        expect_identical(got$degree, ref$degree, info = paste(info, d))
+        expect_equal(got$strength, ref$strength, tolerance = 1e-12, info = paste(info, d))
+        expect_identical(attr(got, "cut"), if (d == 1) -Inf else ref$cut, info = paste(info, d))
+        expect_identical(attr(got, "edges"), as.double(ref$edges), info = paste(info, d))
+        # without ties, the degrees of gpu_cor_edges(density =)'s graph
+        if (neg == "exclude" && d < 1 && attr(got, "edges") == round(d * 33 * 32 / 2)) {
+          e <- gpu_cor_edges(x, method = m, density = d, absolute = FALSE, backend = b)
+          expect_identical(got$degree, as.double(tabulate(c(e[[1]], e[[2]]), ncol(x))),
+                           info = paste(info, d, "edges"))
+        }
+      }
+    }
+  # ties: copies of columns make pairs with r exactly 1 (and 0.5 exactly
+  # between the built columns); the cut lands inside a tied group
+  z <- matrix(c(1, 2, 3, 4, 5, 6, 2, 1, 4, 3, 6, 5), 6)
+  x <- z[, rep(1:2, c(5, 4))]
+  for (b in test_backends()) {
+    r <- gpu_cor(x, backend = b)
+    got <- gpu_degree_centrality(x, density = 0.2, backend = b)
+    ref <- density_ref(r, 0.2, FALSE)
+    expect_identical(got$degree, ref$degree, info = b)
+    expect_gt(attr(got, "edges"), round(0.2 * 36))
+    expect_identical(attr(got, "edges"), as.double(ref$edges), info = b)
+  }
+})
+
 test_that("single precision on the GPU is close", {
   skip_if_no_gpu()
   x <- rmat(200, 300)
@@ -100,6 +150,10 @@ test_that("single precision on the GPU is close", {
 test_that("bad input is a clear error", {
   x <- rmat(20, 5)
   expect_error(gpu_degree_centrality(x, 1), "'threshold' must be one number in \\[-1, 1\\)")
+  expect_error(gpu_degree_centrality(x), "one of 'threshold' and 'density'")
+  expect_error(gpu_degree_centrality(x, 0.5, density = 0.1), "one of 'threshold' and 'density'")
+  expect_error(gpu_degree_centrality(x, density = 0), "'density' must be one number in \\(0, 1\\]")
+  expect_error(gpu_degree_centrality(x, density = 1.5), "'density'")
   expect_error(gpu_degree_centrality(x, NA), "'threshold'")
   expect_error(gpu_degree_centrality(x, c(0.1, 0.2)), "'threshold'")
   expect_error(gpu_degree_centrality(x, -0.5, negative = "include"), "\\[0, 1\\)")
