@@ -6,12 +6,14 @@
  */
 #include <R.h>
 #include <Rinternals.h>
+#include <math.h>
 #include <string.h>
 #include <stdio.h>
 #include "gpucor.h"
 #include "status.h"
 #include "cpu/cpu.h"
 #include "algo/dispatch.h"
+#include "algo/degree.h"
 #include "output.h"
 
 SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts, SEXP file)
@@ -122,6 +124,91 @@ SEXP gpucor_sparse_cor(SEXP colptr, SEXP rowind, SEXP val, SEXP nrow,
     }
     setAttrib(ans, install("sd0"), ScalarLogical(sd0));
     gpucor_set_threads(ans, &o, o.nthreads);
+    UNPROTECT(1);
+    return ans;
+}
+
+/* gpu_degree_centrality(): per column of x (the nodes), the number and the
+ * sum of the correlations with the other columns above a cut (with
+ * 'absolute', of their absolute values), never the p x p matrix: the
+ * engine's SINK_POWSUM in its degree mode.  The cut is 'cut', or with a
+ * 'density' (not NA) the value of the density's weakest pair, found first
+ * by histogram passes (algo/degree.c).  A p x 2 matrix comes back (count,
+ * sum), with attributes "cut" and "edges" for a density. */
+typedef struct {
+    gc_problem *in;
+    gc_host *host;
+    int sd0, used;
+} degree_ctx;
+
+static int degree_pass(void *ctx, const gc_sink *sink, char *msg, size_t msgcap)
+{
+    degree_ctx *c = ctx;
+    return gc_run_warn(c->in, sink, c->host, &c->sd0, &c->used, msg, msgcap);
+}
+
+SEXP gpucor_degree(SEXP x, SEXP method, SEXP use, SEXP rows, SEXP cut, SEXP density,
+                   SEXP absolute, SEXP opts)
+{
+    if (TYPEOF(x) != REALSXP || !isMatrix(x)) error("'x' must be a double matrix");
+    if (!isNull(rows) && TYPEOF(rows) != INTSXP) error("'rows' must be an integer vector");
+    size_t n = (size_t) nrows(x), p = (size_t) ncols(x);
+    const gc_measure *ms = gpucor_measure_arg(method, MEASURE_COLUMNS);
+    int u = gpucor_use_arg(use), abs_ = asLogical(absolute) == TRUE;
+    double c = asReal(cut), d = asReal(density);
+    if (c != c && d != d) error("internal error: give a cut or a density");
+    if (!isNull(rows))
+        for (R_xlen_t k = 0; k < XLENGTH(rows); k++)
+            if (INTEGER(rows)[k] < 0 || (size_t) INTEGER(rows)[k] >= n)
+                error("'rows' out of range");
+    gc_opts o;
+    gpucor_opts(opts, &o);
+    static const double unused[2] = {1, 2};
+    gc_powsum ps = {.w = unused, .npow = 2, .nslots = o.nthreads > 0 ? o.nthreads : 1,
+                    .degree = 1};
+    SEXP ans = PROTECT(allocMatrix(REALSXP, (int) p, 2));
+    ps.k = REAL(ans);
+    ps.slot = calloc((size_t) ps.nslots * p * 2 + 1, sizeof(double));
+    if (!ps.slot) {
+        UNPROTECT(1);
+        gpucor_raise(GPUCOR_ERR_ALLOC, "gpu_degree_centrality");
+    }
+    gc_sink sink = {.kind = SINK_POWSUM, .symmetric = 1, .p = p, .q = p, .pow = &ps,
+                    .epilogue = abs_ ? EPI_ADJ_UNSIGNED : EPI_IDENTITY, .beta = 1.0};
+    gpucor_progress pr;
+    gc_host host;
+    gpucor_host_init(&host, &o, &pr);
+    char msg[512] = "";
+    gc_problem in = {.x = REAL(x), .n = n, .p = p, .q = p,
+                     .rows = isNull(rows) ? NULL : INTEGER(rows),
+                     .nobs = isNull(rows) ? n : (size_t) XLENGTH(rows), .measure = ms, .use = u};
+    degree_ctx ctx = {.in = &in, .host = &host};
+    int status = GPUCOR_OK;
+    double kept = NA_REAL;
+    if (d == d) {
+        /* the density's D strongest pairs, as gpu_cor_edges(density =) counts them */
+        double D = nearbyint(d * (double) p * ((double) p - 1) / 2);
+        gc_degree_job job = {.run = degree_pass, .run_ctx = &ctx, .p = p, .absolute = abs_,
+                             .nslots = ps.nslots, .D = D};
+        if (D < 1) {
+            c = INFINITY;
+            kept = 0;
+        } else {
+            status = gc_degree_cut(&job, &c, &kept, msg, sizeof msg);
+        }
+    }
+    ps.cut = c;
+    if (status == GPUCOR_OK) status = degree_pass(&ctx, &sink, msg, sizeof msg);
+    free(ps.slot);
+    gpucor_call_status(NULL, status, "gpu_degree_centrality", msg);
+    gpucor_call_report(ans, &o, &host, ctx.used, "gpu_degree_centrality");
+    if (ctx.sd0) setAttrib(ans, install("sd0"), ScalarLogical(TRUE));
+    if (d == d) {
+        /* the cut as a value ("a pair is kept when at least this strong") */
+        setAttrib(ans, install("cut"), ScalarReal(c == -INFINITY || c == INFINITY ? c
+                                                  : nextafter(c, INFINITY)));
+        setAttrib(ans, install("edges"), ScalarReal(kept));
+    }
     UNPROTECT(1);
     return ans;
 }

@@ -22,6 +22,8 @@ SEXP gpucor_cov_bad(SEXP r, SEXP sx, SEXP sy, SEXP symmetric);
 SEXP gpucor_cov_diag(SEXP r, SEXP x, SEXP pairwise, SEXP threads);
 SEXP gpucor_sparse_cor(SEXP colptr, SEXP rowind, SEXP val, SEXP nrow, SEXP spearman,
                        SEXP opts);
+SEXP gpucor_degree(SEXP x, SEXP method, SEXP use, SEXP rows, SEXP cut, SEXP density,
+                   SEXP absolute, SEXP opts);
 SEXP gpucor_progress_new(SEXP show);
 SEXP gpucor_progress_step(SEXP st, SEXP frac);
 SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
@@ -98,6 +100,7 @@ double gpucor_na_real;
 
 static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_cor, 7),
+    CALLDEF(gpucor_degree, 8),
     CALLDEF(gpucor_measures, 0),
     CALLDEF(gpucor_resident_new, 1),
     CALLDEF(gpucor_resident_info, 1),

@@ -10,7 +10,7 @@
 #                          [<file>-tests] [sanitize-<file>] [dist-file]
 #                          [sanitize-dist-file] [property] [classes32]
 #                          [reproducers-base] [cov] [sanitize-32] [sanitize-sinks]
-#                          [sanitize-mi] [modules] [sweep] [sweep-profile] [consensus] [neighbors] [neighbors-scale] [knn-ncu] [memcheck-neighbors] [modules-big]
+#                          [sanitize-mi] [modules] [sweep] [sweep-profile] [consensus] [neighbors] [neighbors-scale] [degree] [knn-ncu] [memcheck-neighbors] [modules-big]
 #   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all;
 #   compare times the GPU cases of bench/compare_case.R with the build of
 #   .bench-base/ -- a carried copy of the code before the change, made with
@@ -224,6 +224,14 @@ neighbors-scale)
   Rscript bench/neighbors_scale.R ${GPUCOR_BENCH_NS:-} 2>&1 | tee "$OUT/neighbors-scale.log" | tail -40
   kill $smi 2>/dev/null
   echo "peak device memory (MiB): $(sort -t, -k2 -n "$OUT/neighbors-scale-mem.csv" | tail -1)" ;;
+degree)
+  # issue 36: voxel degree centrality (bench/degree.R), the device's peak
+  # memory sampled beside it
+  nvidia-smi --query-gpu=index,memory.used --format=csv,noheader,nounits -lms 100 \
+    > "$OUT/degree-mem.csv" 2>/dev/null & smi=$!
+  Rscript bench/degree.R ${GPUCOR_BENCH_DEG:-} 2>&1 | tee "$OUT/degree.log" | tail -20
+  kill $smi 2>/dev/null
+  echo "peak device memory (MiB): $(sort -t, -k2 -n "$OUT/degree-mem.csv" | tail -1)" ;;
 knn-ncu)
   # the k-NN kernels' durations and throughput on 200000 x 50, k = 30
   # (the first panel's launches)

@@ -253,18 +253,6 @@ static int by_var(const void *a, const void *b)
     return x->partner < y->partner ? -1 : x->partner > y->partner;
 }
 
-/* The lowest code of bin b of the range under (prefix, bits); *top when
- * b is one past the last bin of the highest range (no edge). */
-static uint64_t bin_edge(uint64_t prefix, int bits, size_t b, int *top)
-{
-    int wb = 64 - bits - SEL_BIN_BITS;      /* log2 of a bin's width */
-    uint64_t lo = bits ? prefix << (64 - bits) : 0;
-    *top = 0;
-    if (b < SEL_NBINS) return lo + ((uint64_t) b << wb);
-    if (bits == 0 || prefix == (((uint64_t) 1 << bits) - 1)) { *top = 1; return 0; }
-    return (prefix + 1) << (64 - bits);
-}
-
 /* A lower bound of the p-values of keys below code u. */
 static double p_below_edge(const gc_edges_job *job, uint64_t u, int top)
 {
@@ -345,7 +333,7 @@ static void cut_found(edges_run *e)
         for (size_t k = 0; k < SEL_NBINS; k++) C += h[k];
         for (size_t k = 0; k < SEL_NBINS; k++) {
             if (h[k]) {
-                uint64_t u = bin_edge(prefix, bits, k + 1, &top);
+                uint64_t u = sel_bin_edge(prefix, bits, k + 1, &top);
                 double bound = e->M / (double) C * p_below_edge(job, u, top);
                 if (bound <= job->fdr * (1 + 1e-7)) { b = (long) k; break; }
             }
@@ -354,7 +342,7 @@ static void cut_found(edges_run *e)
         if (b < 0) {
             /* none here: the kept ranks, if any, are above this range (a
              * bin refined because its bound allowed it) */
-            s->lower = bin_edge(prefix, bits, SEL_NBINS, &top);
+            s->lower = sel_bin_edge(prefix, bits, SEL_NBINS, &top);
             if (bits == 0 || top) e->none = 1;
             e->expect = above;
             return;
@@ -378,7 +366,7 @@ static void cut_found(edges_run *e)
         e->step = STEP_CUT;
         return;
     }
-    s->lower = bin_edge(prefix, bits, (size_t) b, &top);
+    s->lower = sel_bin_edge(prefix, bits, (size_t) b, &top);
     e->expect = above;
     for (size_t k = (size_t) b; k < SEL_NBINS; k++) e->expect += h[k];
 }

@@ -41,14 +41,15 @@ __global__ static void dense_epilogue(const T *val, size_t ld_in, size_t p, size
 
 /* The device half of SINK_POWSUM: per column b of the panel, the sums over
  * rows i != j0 + b of the powers of the adjacency (engine.h's order of
- * multiplications), npow doubles per column into out.  One block per
+ * multiplications), npow doubles per column into out; with 'degree', the
+ * count and the sum of the values above 'cut' instead.  One block per
  * column; each thread keeps POWCHUNK partial sums, a chunk of powers at a
  * time. */
 #define POWCHUNK 16
 template <typename T>
 __global__ static void powsum(const T *val, size_t ld, size_t p, size_t j0, int epi,
                               double beta, double scale, const double *w, int npow,
-                              double *out)
+                              int degree, double cut, double *out)
 {
     __shared__ double sh[POWCHUNK][32];
     __shared__ double steps[POWCHUNK];
@@ -69,6 +70,13 @@ __global__ static void powsum(const T *val, size_t ld, size_t p, size_t j0, int 
             if (isnan(raw)) continue;
             double a = gc_epilogue(epi, beta, (double) raw * scale), cur = 1.0, prev = 0.0;
             if (a != a) continue;
+            if (degree) {          /* the count and the sum above the cut (npow == 2) */
+                if (a > cut) {
+                    acc[0] += 1;
+                    acc[1] += a;
+                }
+                continue;
+            }
             for (int t = 0; t < t0; t++) {      /* the powers of earlier chunks */
                 cur *= gc_rpow(a, w[t] - prev);
                 prev = w[t];
@@ -163,11 +171,11 @@ static int stage_powsum(const gc_sink *sink, gc_tile *t, void *buf, const void *
         if (t->is_float)
             powsum<float><<<(unsigned) t->nj, 256, 0, st>>>(
                 (const float *) t->val, t->ld, p, t->j0, sink->epilogue, sink->beta,
-                t->scale, w, ps->npow, sums);
+                t->scale, w, ps->npow, ps->degree, ps->cut, sums);
         else
             powsum<double><<<(unsigned) t->nj, 256, 0, st>>>(
                 (const double *) t->val, t->ld, p, t->j0, sink->epilogue, sink->beta,
-                t->scale, w, ps->npow, sums);
+                t->scale, w, ps->npow, ps->degree, ps->cut, sums);
         LAUNCHED("powsum");
     }
     t->rec = TILE_POWSUM;

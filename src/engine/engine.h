@@ -171,6 +171,10 @@ typedef struct {
     int nslots;
     double *slot;        /* nslots x p x npow (the CPU's threads) */
     double *k;           /* out: p x npow, column t the powers' sums */
+    int degree;          /* instead of powers, degree centrality: npow == 2,
+                            the count and the sum of the a_ij > cut (i != j;
+                            w unused) */
+    double cut;
 } gc_powsum;
 
 typedef struct {

@@ -95,6 +95,18 @@ static inline double sel_decode(uint64_t c)
     memcpy(&s, &b, sizeof s);
     return s;
 }
+/* The lowest code of bin b of the range under (prefix, bits) (the
+ * histogram's SEL_NBINS bins); *top when b is one past the last bin of the
+ * highest range (no edge). */
+static inline uint64_t sel_bin_edge(uint64_t prefix, int bits, size_t b, int *top)
+{
+    int wb = 64 - bits - SEL_BIN_BITS;      /* log2 of a bin's width */
+    uint64_t lo = bits ? prefix << (64 - bits) : 0;
+    *top = 0;
+    if (b < SEL_NBINS) return lo + ((uint64_t) b << wb);
+    if (bits == 0 || prefix == (((uint64_t) 1 << bits) - 1)) { *top = 1; return 0; }
+    return (prefix + 1) << (64 - bits);
+}
 GC_HOST_DEVICE static inline double sel_strength(int kind, double v)
 {
     return kind == STRENGTH_ABS ? (v < 0 ? -v : v) : kind == STRENGTH_NEG ? -v : v;

@@ -12,6 +12,13 @@
  * them, into acc[0 .. npow). */
 static inline void add_powers(const gc_powsum *ps, double a, double *acc)
 {
+    if (ps->degree) {      /* degree centrality: the count and the sum above the cut */
+        if (a > ps->cut) {
+            acc[0] += 1;
+            acc[1] += a;
+        }
+        return;
+    }
     double cur = 1.0, prev = 0.0;
     for (int t = 0; t < ps->npow; t++) {
         cur *= gc_rpow(a, ps->w[t] - prev);
