@@ -60,6 +60,8 @@ case <- function(fun, incumbent, size, inc, ours, same = max_diff, reps = 3L) {
 }
 # identical, or the largest absolute difference
 max_diff <- function(a, b) {
+  if (is.data.frame(a)) a <- as.matrix(a)
+  if (is.data.frame(b)) b <- as.matrix(b)
   a <- unclass(a); b <- unclass(b)
   attributes(a) <- attributes(b) <- NULL
   if (length(a) != length(b)) return(sprintf("lengths %d / %d", length(a), length(b)))
@@ -235,8 +237,9 @@ case("gpu_knn", "BiocNeighbors::findKNN Kmknn, 2 cores", "10000 x 30, k = 15, 20
      function() findKNN(xcl, k = 15, BNPARAM = KmknnParam(), BPPARAM = MulticoreParam(2))$index,
      function() gpu_knn(xcl, k = 15)$index, same = same_labels)
 case("gpu_range", "BiocNeighbors::findNeighbors Kmknn, 2 cores", "10000 x 30, 20 clusters",
+     # findNeighbors() counts the row itself, gpu_range() does not
      function() lengths(findNeighbors(xcl, threshold = 4, BNPARAM = KmknnParam(),
-                                      BPPARAM = MulticoreParam(2))$index),
+                                      BPPARAM = MulticoreParam(2))$index) - 1L,
      function() lengths(gpu_range(xcl, threshold = 4)$index))
 
 cat("shrinkage and mutual information\n")
@@ -245,11 +248,11 @@ case("gpu_pcor_shrink", "corpcor::pcor.shrink", "100 x 1000",
      function() pcor.shrink(xp, verbose = FALSE), function() gpu_pcor_shrink(xp, verbose = FALSE))
 case("gpu_cor_shrink", "corpcor::cor.shrink", "100 x 1000",
      function() cor.shrink(xp, verbose = FALSE), function() gpu_cor_shrink(xp, verbose = FALSE))
-xmi <- matrix(rnorm(300 * 150), 300)
-# parmigene's variables are rows; gpucor's columns
-case("gpu_knnmi", "parmigene::knnmi.all", "300 x 150, k = 3",
-     function() knnmi.all(t(xmi), k = 3, noise = 0), function() gpu_knnmi(xmi, k = 3))
-mi <- quiet(gpu_knnmi(matrix(rnorm(100 * 2000), 100)))
+xmi <- matrix(rnorm(200 * 150), 200)
+# variables in rows, as parmigene: 200 variables of 150 samples
+case("gpu_knnmi", "parmigene::knnmi.all", "200 x 150, k = 3",
+     function() knnmi.all(xmi, k = 3, noise = 0), function() gpu_knnmi(xmi, k = 3))
+mi <- quiet(gpu_build_mim(matrix(rnorm(100 * 2000), 100)))   # a mutual-information matrix
 case("gpu_aracne_a", "parmigene::aracne.a", "MI of 2000",
      function() aracne.a(mi, 0.05), function() gpu_aracne_a(mi, 0.05))
 case("gpu_aracne_m", "parmigene::aracne.m", "MI of 2000",
