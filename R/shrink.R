@@ -48,7 +48,9 @@
 #' @param lambda the shrinkage intensity in \[0, 1\] (a value outside is
 #'   clamped, as corpcor does); missing: estimated.
 #' @param w optional weights of the observations (normalised to sum 1).
-#' @param verbose print corpcor's lines about \eqn{\lambda}.
+#' @param verbose print corpcor's lines about \eqn{\lambda}, and (a
+#'   message, as [gpu_cor()]'s `verbose` gives it) which engine made the
+#'   product and on how many threads or which GPU.
 #' @param backend `"auto"`, `"gpu"` or `"cpu"`: the engine of the product.
 #' @param precision `"double"` or `"single"` (the GPU product).
 #' @param devices GPU ordinals, or `"all"`.
@@ -139,9 +141,12 @@ gpu_pcor_shrink <- function(x, lambda, w, verbose = TRUE,
     colnames(vx) <- cx
     if (!is.null(vy)) colnames(vy) <- cy
     r <- .cor_run(vx, vy, "everything", if (partial) "pcor.shrink" else "cor.shrink",
-                  backend, precision, devices, FALSE, 1L, BPPARAM, output, fun)
+                  backend, precision, devices, verbose, 1L, BPPARAM, output, fun)
     if (!is.null(output)) return(.shrink_attrs(r, prep, partial, colnames(x), NULL, verbose))
   } else {
+    if (verbose)
+      message(sprintf("%s: no engine call (%s)", fun, if (!is.null(prep$dense))
+        "lambda = 0: corpcor's pseudoinverse, in R" else "lambda = 1: the identity"))
     .memory_guard(8 * as.double(px) * (if (is.null(y)) px else q),
                   sprintf("%s(): the %d x %d result", fun, px, if (is.null(y)) px else q), "")
     r <- if (!is.null(prep$dense)) prep$dense else diag(p)
