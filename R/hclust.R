@@ -179,10 +179,13 @@ gpu_hclust <- function(d = NULL,
 
   inplace <- FALSE
   data <- d
+  src <- ", from 'd'"   # for verbose: where the distances came from
   if (!is.null(x)) {
     if (backend == "gpu" && reducible) {
       data <- x
+      src <- ", distances of 'x' on the device"
     } else {
+      src <- ", distances of 'x' by gpu_dist()"
       data <- gpu_dist(x, method = dist.method, p = pw,
                        backend = backend, precision = "double", devices = devices)
       if (anyNA(data))
@@ -199,8 +202,7 @@ gpu_hclust <- function(d = NULL,
   run_backend <- if (reducible) backend else "cpu"
   # for verbose: the algorithm, and where the distances came from
   path <- paste0(if (reducible) "nearest-neighbour chain" else "stats' nearest-neighbour list",
-                 if (is.null(x)) ", from 'd'" else if (identical(data, x))
-                   ", distances of 'x' on the device" else ", distances of 'x' by gpu_dist()")
+                 src)
   r <- .engine_call(.Call(C_gpucor_hclust, data, n, method, members,
                           if (!is.null(x)) m, as.double(pw),
                           .engine_opts(run_backend, precision, verbose, devices), inplace),
