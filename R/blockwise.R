@@ -231,7 +231,7 @@
               TOMDenom = TOMDenom, corType = corType, dist = dist,
               maxPOutliers = bo$maxPOutliers, quickCor = bo$quickCor,
               pearsonFallback = bo$pearsonFallback, backend = engine$backend,
-              precision = engine$precision, devices = engine$devices),
+              precision = engine$precision, devices = engine$devices, verbose = verbose > 0),
       warning = function(w)
         if (grepl("NA adjacencies", conditionMessage(w), fixed = TRUE)) {
           na_tom <<- TRUE
@@ -568,7 +568,8 @@
 #' @param useCorOptionsThroughout whether bicor's options are used in the
 #'   kME steps and the merging too.
 #' @param verbose,indent WGCNA's level of detail and indentation of
-#'   progress messages.
+#'   progress messages; from 1, the TOM and tree steps name the engine
+#'   that ran them (as [gpu_tom()]'s and [gpu_hclust()]'s `verbose`).
 #' @param ... other arguments are ignored, as WGCNA ignores them
 #'   (`useBranchSplit = TRUE` is an error).
 #' @param backend,precision,devices as for [gpu_tom()] and [gpu_hclust()]
@@ -731,7 +732,7 @@ gpu_blockwise_modules <- function(
                          tom_file, engine, verbose, spaces)
   if (verbose > 2) .wgcna_say(spaces, "....clustering..")
   tree <- gpu_hclust(d, method = "average", backend = backend, precision = engine$precision,
-                     devices = engine$devices)
+                     devices = engine$devices, verbose = verbose > 0)
   if (identical(attr(d, "method"), "1 - TOM")) tree[c("labels", "dist.method")] <- list(NULL)
   if (verbose > 2) .wgcna_say(spaces, "....detecting modules..")
   labels <- try(gpu_cutree_dynamic(

@@ -376,7 +376,8 @@
 #'   genes); `FALSE`: WGCNA's colours ("grey" for unassigned).
 #' @param nThreads `0`, or the number of CPU threads.
 #' @param verbose,indent WGCNA's level of detail and indentation of
-#'   progress messages.
+#'   progress messages; from 1, the TOM and tree steps name the engine
+#'   that ran them (as [gpu_tom()]'s and [gpu_hclust()]'s `verbose`).
 #' @param ... other arguments are ignored, as WGCNA ignores them.
 #' @param backend,precision,devices as for [gpu_tom()] and [gpu_hclust()]
 #'   (after `...`: matched by their whole names only).
@@ -596,7 +597,7 @@ gpu_blockwise_consensus_modules <- function(
   if (verbose > 1) .wgcna_say(spaces, "..Working on block 1 .")
   if (verbose > 2) .wgcna_say(spaces, "....clustering and detecting modules..")
   tree <- gpu_hclust(d, method = "average", backend = backend, precision = engine$precision,
-                     devices = engine$devices)
+                     devices = engine$devices, verbose = verbose > 0)
   labels <- gpu_cutree_dynamic(
     dendro = tree, distM = d, deepSplit = deepSplit, cutHeight = detectCutHeight,
     minClusterSize = minModuleSize, method = "hybrid", maxCoreScatter = maxCoreScatter,

@@ -75,11 +75,17 @@ gpu_cov <- function(x, y = NULL, use = "everything",
     return(.cov_pairwise(inp, verbose, devices))
   # the spreads over the rows used, which the engine multiplies into the
   # correlations as they land (src/cor.c): no pass over the result in R
+  # (gpu_cor()'s verbose line names gpu_cov)
   cor_r <- function() withCallingHandlers(
     gpu_cor(x, y, use_name, method, backend, precision, devices, verbose),
     warning = function(w)
       if (identical(conditionMessage(w), "the standard deviation is zero"))
-        invokeRestart("muffleWarning"))
+        invokeRestart("muffleWarning"),
+    message = function(m)
+      if (startsWith(conditionMessage(m), "gpu_cor: ")) {
+        message(sub("^gpu_cor: ", "gpu_cov: ", conditionMessage(m)))
+        invokeRestart("muffleMessage")
+      })
   if (inp$nobs < 2L) {
     cor_r()
     return(stats::cov(x, y, use = use_name, method = method))

@@ -34,6 +34,8 @@
 #'
 #'   The cut runs on the CPU with either backend (the work is small next to
 #'   the TOM and the tree); `options(gpucor.threads)` sets its threads.
+#'   From `verbose = 1`, a message names the engine, its threads and the
+#'   method that ran.
 #'   `externalBranchSplitFnc` (R functions called at merges, such as
 #'   WGCNA's `branchEigengeneDissim`) are called from the compiled pass as
 #'   the reference calls them.  A `DelayedMatrix` `distM` must be symmetric
@@ -80,8 +82,11 @@ gpu_cutree_dynamic <- function(dendro, cutHeight = NULL, minClusterSize = 20, me
     met <- 2L
   }
   if (met == 2L)
-    return(.cutree_tree(dendro, maxTreeHeight = cutHeight, deepSplit = deepSplit,
-                        minModuleSize = minClusterSize))
+    return(.engine_call(.cutree_tree(dendro, maxTreeHeight = cutHeight, deepSplit = deepSplit,
+                                     minModuleSize = minClusterSize),
+                        "gpu_cutree_dynamic", "cpu", verbose = .cutree_verbose(verbose),
+                        report = .cpu_report("gpu_cutree_dynamic",
+                                             "method \"tree\": one pass over the merges", 1L)))
   external <- list(fnc = externalBranchSplitFnc, min = minExternalSplit,
                    options = externalSplitOptions, needsDistance = externalSplitFncNeedsDistance,
                    simple = assumeSimpleExternalSpecification)
@@ -118,6 +123,9 @@ gpu_cutree_dynamic <- function(dendro, cutHeight = NULL, minClusterSize = 20, me
     merge
   }
 }
+
+# verbose > 0 (dynamicTreeCut's levels) also names the engine that ran
+.cutree_verbose <- function(verbose) length(verbose) == 1L && isTRUE(verbose > 0)
 
 .print_flush <- function(...) {
   cat(...)
@@ -196,8 +204,11 @@ gpu_cutree_dynamic <- function(dendro, cutHeight = NULL, minClusterSize = 20, me
   if (length(flags) != 4L || anyNA(flags))
     stop("'pamStage', 'pamRespectsDendro', 'useMedoids' and 'respectSmallClusters' ",
          "must be TRUE or FALSE")
-  Colors <- .Call(C_gpucor_cutree_hybrid, merge, height, d$x, nMerge + 1, params, flags,
-                  external, .engine_opts("cpu", "double"))
+  Colors <- .engine_call(.Call(C_gpucor_cutree_hybrid, merge, height, d$x, nMerge + 1, params,
+                               flags, external, .engine_opts("cpu", "double")),
+                         "gpu_cutree_dynamic", "cpu", verbose = .cutree_verbose(verbose),
+                         report = .cpu_report("gpu_cutree_dynamic", paste0(
+                           "method \"hybrid\"", if (pamStage) ", PAM stage" else "")))
   # cutreeHybrid's renumbering: 0 stays 0, the others by decreasing size
   # (ties by label), with its types (double with unlabelled objects,
   # integer without).

@@ -88,7 +88,9 @@
 #'   differ from the `dist` in memory in the last bits (another shape of
 #'   product), as they may between GPU and CPU; the matrix is exactly
 #'   symmetric.
-#' @param BPPARAM `NULL` (default), or a `BiocParallel::BiocParallelParam`:
+#' @param BPPARAM `NULL` (default), or a `BiocParallel::BiocParallelParam`
+#'   (for several GPUs or machines: on one machine's CPU the call without
+#'   it is faster, see [gpucor] "Threads and forks"):
 #'   the columns of the `dist` (its lower triangle) are shared among
 #'   BiocParallel's workers, as in [gpu_cor_edges()]: each worker (worker
 #'   g on the GPU `devices[(g - 1) %% length(devices) + 1]`, `"all"`: every

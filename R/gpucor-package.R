@@ -98,6 +98,17 @@
 #' OpenMP's threads do not survive `fork()`; the GPU cannot be used from a
 #' forked child of a process that used it.  See [gpucor_options].
 #'
+#' On one machine, give the CPU engine the cores rather than BiocParallel
+#' workers: its own threads share one copy of the input and write the
+#' result in place, while workers each get the input and send their parts
+#' back.  On the 2-core development machine (`bench/incumbents.R`,
+#' 2026-11-28) `gpu_cor()` of 500 x 2000 took 0.65 s without `BPPARAM`,
+#' 1.90 s with `SnowParam(2)` and 7.38 s with `MulticoreParam(2)` (its
+#' forked workers run one thread each); `gpu_dist()` of 2000 x 500 0.48-0.88
+#' s against 1.72 s and 3.66 s; `gpu_cor_edges(top_k = 10)` of 300 x 3000
+#' 0.82 s against 1.60 s with `SnowParam(2)`.  `BPPARAM` is for several
+#' GPUs, or several machines.
+#'
 #' @section Backends and precision:
 #' `backend = "auto"` uses the GPU for problems large enough to repay its
 #' fixed costs, the CPU otherwise; `"gpu"` and `"cpu"` force one.  Both

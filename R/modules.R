@@ -245,12 +245,15 @@
     paste(setting, length(idx), .Call(C_gpucor_fingerprint, idx)), "")
   sums <- mget(keys, envir = cache, ifnotfound = list(NULL))
   todo <- which(vapply(sums, is.null, NA))
+  n_pass <- 0L
+  t0 <- proc.time()[["elapsed"]]
   if (length(todo) && scale && align == "along average") {
     # every module whose sign is free, in one compiled pass (those with
     # missing values, constant genes, ... come back to .me_module())
     sub <- integer(length(code))
     for (j in seq_along(todo)) sub[members[[todo[j]]]] <- j
     b <- .Call(C_gpucor_module_eigengenes, x, sub, length(todo), nVE, .threads())
+    n_pass <- sum(b$status == 0L)
     for (j in which(b$status == 0L)) {
       i <- todo[j]
       sums[[i]] <- list(pc = b$pc[, j], error = NULL,
@@ -259,6 +262,11 @@
       assign(keys[i], sums[[i]], envir = cache)
     }
   }
+  if (verbose > 0)
+    .engine_report("gpu_module_eigengenes", .threads(), "double",
+                   proc.time()[["elapsed"]] - t0, cpu_note = sprintf(paste(
+                     "%d of %d modules in one compiled pass, %d from this session's cache,",
+                     "%d in R"), n_pass, nm, nm - length(todo), length(todo) - n_pass))
   for (i in seq_len(nm)) {
     genes <- members[[i]]
     if (verbose > 1)
@@ -397,8 +405,9 @@
 #' @param softPower the power of the adjacency that weighs genes in the
 #'   hub-gene summary (at least 0).
 #' @param scale `TRUE`: scale each gene before the decomposition.
-#' @param verbose,indent how much to report (0: nothing) and how far to
-#'   indent it.
+#' @param verbose,indent how much to report (0: nothing; from 1 a message
+#'   names the engine: the CPU engine and its threads, and how many modules
+#'   its compiled pass made) and how far to indent it.
 #' @return A list, as WGCNA's: `eigengenes` (a data frame, samples by
 #'   modules, columns `"ME"` and the label, row names those of `expr`),
 #'   `averageExpr` (the same with `"AE"`), `varExplained` (a data frame,
@@ -689,8 +698,8 @@ gpu_module_eigengenes <- function(expr, colors, impute = TRUE, nPC = 1,
 #'   genes among them.
 #' @param trapErrors `TRUE`: when merging fails, warn and return the
 #'   original colours with `allOK = FALSE` instead of stopping.
-#' @param verbose,indent how much to report (0: nothing) and how far to
-#'   indent it.
+#' @param verbose,indent how much to report (0: nothing; from 1 a message
+#'   names the engine that makes the eigengenes) and how far to indent it.
 #' @return A list, as WGCNA's: `colors` (the merged labels, of the type of
 #'   `colors`), `dendro` (the tree of the new eigengenes, or of the last
 #'   round of merging; `NULL` with fewer than two modules), `oldDendro` (the
@@ -785,9 +794,13 @@ gpu_merge_close_modules <- function(exprData, colors, MEs = NULL, useSets = NULL
     }
   }
   spaces <- .wgcna_spaces(indent)
-  if (verbose > 0)
+  if (verbose > 0) {
     message(sprintf("%sgpu_merge_close_modules: merging modules whose distance is less than %g",
                     spaces, cutHeight))
+    message(sprintf("%sgpu_merge_close_modules: CPU engine, %d thread%s (the eigengenes; %s)",
+                    spaces, .threads(), if (.threads() == 1L) "" else "s",
+                    "their correlations by 'corFnc'"))
+  }
   origColors <- colors
   if (is.factor(colors)) colors <- droplevels(colors)
   greyName <- paste0("ME", unassdColor)

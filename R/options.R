@@ -132,6 +132,13 @@
   value
 }
 
+# The report of a step that runs on the CPU engine whatever the backend
+# (the tree cut, the eigengenes), for .engine_call(report =): its team is
+# the result's "threads" attribute where the step sets one, else 'threads'.
+.cpu_report <- function(fun, note = NULL, threads = .threads())
+  function(s, th) .engine_report(fun, if (is.null(th)) threads else th, "double", s,
+                                 cpu_note = note)
+
 # 'threads' is the CPU engine's team size (NULL when the GPU ran).
 # 'note' is said of a GPU run, 'cpu_note' of a CPU run.
 .engine_report <- function(fun, threads, precision, seconds, devices = 0L, note = NULL,

@@ -58,6 +58,15 @@
 #' algorithm.  With the CPU backend, or with further arguments in `...`,
 #' `mi` is `gpu_knnmi(x, ...)` in host memory first.
 #'
+#' @section On the CPU:
+#' On the 2-core machine (`bench/incumbents.R`, 2026-11-28, a 2000 x 2000
+#' MI matrix), ARACNE took 4.3 s against parmigene's 21.6 s (`aracne.a`)
+#' and 34.8 s (`aracne.m`), CLR 0.11 s against 0.21 s, but MRNET 16.7 s
+#' against `parmigene::mrnet()`'s 15.2 s: its greedy selection is serial
+#' per target in both, so on a small CPU machine `parmigene::mrnet()` is as
+#' fast; `gpu_mrnet()` gains on many cores and on the GPU
+#' (`bench/README.md`).
+#'
 #' @param mi a symmetric numeric matrix (or data frame) of mutual
 #'   information, such as `parmigene::knnmi.all()` or `gpu_knnmi()` make.
 #'   May be left out when `x` is given.

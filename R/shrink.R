@@ -48,7 +48,10 @@
 #' @param lambda the shrinkage intensity in \[0, 1\] (a value outside is
 #'   clamped, as corpcor does); missing: estimated.
 #' @param w optional weights of the observations (normalised to sum 1).
-#' @param verbose print corpcor's lines about \eqn{\lambda}.
+#' @param verbose `TRUE` (default): print corpcor's lines about
+#'   \eqn{\lambda}, as corpcor; `2` (or option `gpucor.verbose`): also a
+#'   message, as [gpu_cor()]'s `verbose` gives it, naming the engine that
+#'   made the product and its threads or GPU.
 #' @param backend `"auto"`, `"gpu"` or `"cpu"`: the engine of the product.
 #' @param precision `"double"` or `"single"` (the GPU product).
 #' @param devices GPU ordinals, or `"all"`.
@@ -99,8 +102,12 @@ gpu_pcor_shrink <- function(x, lambda, w, verbose = TRUE,
 
 .shrink_run <- function(x, lambda, w, verbose, partial, backend, precision, devices, fun,
                         output = NULL, y = NULL, BPPARAM = NULL) {
-  if (!is.logical(verbose) || length(verbose) != 1L || is.na(verbose))
-    stop("'verbose' must be TRUE or FALSE", call. = FALSE)
+  if (!(is.logical(verbose) || is.numeric(verbose)) || length(verbose) != 1L || is.na(verbose))
+    stop("'verbose' must be TRUE, FALSE or 2 (corpcor's lines and the engine's)", call. = FALSE)
+  # corpcor's lines from TRUE (its default); the engine's line, as
+  # gpu_cor()'s verbose gives it, from 2 or with option gpucor.verbose
+  say_engine <- verbose >= 2 || .opt("gpucor.verbose")
+  verbose <- verbose >= 1
   precision <- match.arg(precision, c("double", "single"))
   devices <- .check_devices(devices)
   output <- .check_output(output)
@@ -139,9 +146,12 @@ gpu_pcor_shrink <- function(x, lambda, w, verbose = TRUE,
     colnames(vx) <- cx
     if (!is.null(vy)) colnames(vy) <- cy
     r <- .cor_run(vx, vy, "everything", if (partial) "pcor.shrink" else "cor.shrink",
-                  backend, precision, devices, FALSE, 1L, BPPARAM, output, fun)
+                  backend, precision, devices, say_engine, 1L, BPPARAM, output, fun)
     if (!is.null(output)) return(.shrink_attrs(r, prep, partial, colnames(x), NULL, verbose))
   } else {
+    if (say_engine)
+      message(sprintf("%s: no engine call (%s)", fun, if (!is.null(prep$dense))
+        "lambda = 0: corpcor's pseudoinverse, in R" else "lambda = 1: the identity"))
     .memory_guard(8 * as.double(px) * (if (is.null(y)) px else q),
                   sprintf("%s(): the %d x %d result", fun, px, if (is.null(y)) px else q), "")
     r <- if (!is.null(prep$dense)) prep$dense else diag(p)

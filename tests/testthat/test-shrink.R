@@ -100,9 +100,13 @@ test_that("verbose prints corpcor's lines", {
   x <- matrix(rnorm(20 * 10), 20, 10)
   for (f in c("cor", "pcor")) {
     g <- get(paste0("gpu_", f, "_shrink")); r <- get(paste0(f, ".shrink"), asNamespace("corpcor"))
-    expect_identical(capture.output(invisible(g(x))), capture.output(invisible(r(x))))
-    expect_identical(capture.output(invisible(g(x, lambda = 0.25))),
-                     capture.output(invisible(r(x, lambda = 0.25))))
+    # corpcor's lines on stdout and nothing else, as corpcor's default;
+    # with verbose = 2 a message names the engine too
+    expect_no_message(got <- capture.output(invisible(g(x))))
+    expect_identical(got, capture.output(invisible(r(x))))
+    expect_message(got <- capture.output(invisible(g(x, lambda = 0.25, verbose = 2))),
+                   "CPU engine|GPU engine")
+    expect_identical(got, capture.output(invisible(r(x, lambda = 0.25))))
   }
 })
 
