@@ -48,6 +48,8 @@ verbose_cases <- list(
                                                            verbose = TRUE)),
   gpu_network_metrics = list(function(b) gpu_network_metrics(vw, "one_minus", 0.1, backend = b,
                                                              verbose = TRUE)),
+  gpu_degree_centrality = list(function(b) gpu_degree_centrality(vx, 0.2, backend = b,
+                                                                 verbose = TRUE)),
   gpu_bicor = list(function(b) gpu_bicor(vx, backend = b, verbose = TRUE)),
   gpu_adjacency = list(function(b) gpu_adjacency(vx, backend = b, verbose = TRUE)),
   gpu_soft_threshold = list(function(b) gpu_soft_threshold(vx, powerVector = 1:3, backend = b,
