@@ -1,0 +1,587 @@
+/*
+ * bct.c -- see bct.h: one subject's preparation and BCT metrics, and the
+ * CPU driver over subjects.
+ *
+ * Shortest paths are Dijkstra searches (a binary heap) on the subject's
+ * edges: BCT's own algorithm, so each distance is the same sum of the same
+ * lengths, added from the source outwards, as BCT's (bitwise: the
+ * betweenness's equal-length paths are the ones BCT finds equal).  Brandes'
+ * betweenness takes a node's predecessors after the search (v before w
+ * with d(v) + l(v, w) == d(w), the test BCT makes while it searches).  Local
+ * efficiency runs the searches on each node's neighbourhood, built from
+ * the edges once per node (its cost: sum over nodes of k times the
+ * neighbourhood's edges, times log k).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include "bct.h"
+#include "apsp.h"
+#include "../gpucor.h"
+
+static inline int thread_id(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+typedef struct { double v; size_t pos; } bct_pair;
+
+typedef struct {            /* one searcher's arrays (n each unless said) */
+    double *dist, *sigma, *delta, *bc, *mark, *csub, *kmod /* nmod */;
+    int *heap, *pos, *order, *loc;
+    size_t *sptr;           /* n + 1 */
+    int *sadj;              /* n^2: a neighbourhood's edges */
+    double *slen;           /* n^2 */
+} bct_search;
+
+struct gc_bct_work {
+    size_t n;
+    int nsearch;
+    double *w;              /* the prepared n x n weights */
+    size_t *ptr;            /* CSR of the prepared graph: n + 1 */
+    int *adj;               /* n^2 */
+    double *len, *cw;       /* lengths and cube roots of the weights, n^2 */
+    bct_pair *pairs;        /* the upper triangle, for the proportional threshold */
+    double *cyc3, *inv_sum, *fin_sum, *fin_max;
+    size_t *reach;
+    bct_search *sr;
+};
+
+void gc_bct_work_free(gc_bct_work *wk)
+{
+    if (!wk) return;
+    if (wk->sr)
+        for (int t = 0; t < wk->nsearch; t++) {
+            bct_search *s = &wk->sr[t];
+            free(s->dist); free(s->sigma); free(s->delta); free(s->bc); free(s->mark);
+            free(s->csub); free(s->kmod); free(s->heap); free(s->pos); free(s->order);
+            free(s->loc); free(s->sptr); free(s->sadj); free(s->slen);
+        }
+    free(wk->sr);
+    free(wk->w); free(wk->ptr); free(wk->adj); free(wk->len); free(wk->cw); free(wk->pairs);
+    free(wk->cyc3); free(wk->inv_sum); free(wk->fin_sum); free(wk->fin_max); free(wk->reach);
+    free(wk);
+}
+
+gc_bct_work *gc_bct_work_new(const gc_bct_job *job, int searchers)
+{
+    size_t n = job->n, nn = n * n, m = n > 1 ? n * (n - 1) / 2 : 1;
+    gc_bct_work *wk = calloc(1, sizeof *wk);
+    if (!wk) return NULL;
+    wk->n = n;
+    wk->nsearch = searchers < 1 ? 1 : searchers;
+    int ok = (wk->w = malloc((nn ? nn : 1) * sizeof(double))) &&
+             (wk->ptr = malloc((n + 1) * sizeof(size_t))) &&
+             (wk->adj = malloc((nn ? nn : 1) * sizeof(int))) &&
+             (wk->len = malloc((nn ? nn : 1) * sizeof(double))) &&
+             (wk->cw = malloc((nn ? nn : 1) * sizeof(double))) &&
+             (job->thr_type != BCT_THR_PROPORTIONAL ||
+              (wk->pairs = malloc(m * sizeof(bct_pair)))) &&
+             (wk->cyc3 = malloc((n + 1) * sizeof(double))) &&
+             (wk->inv_sum = malloc((n + 1) * sizeof(double))) &&
+             (wk->fin_sum = malloc((n + 1) * sizeof(double))) &&
+             (wk->fin_max = malloc((n + 1) * sizeof(double))) &&
+             (wk->reach = malloc((n + 1) * sizeof(size_t))) &&
+             (wk->sr = calloc((size_t) wk->nsearch, sizeof(bct_search)));
+    for (int t = 0; ok && t < wk->nsearch; t++) {
+        bct_search *s = &wk->sr[t];
+        size_t n1 = n + 1;
+        ok = (s->dist = malloc(n1 * sizeof(double))) && (s->sigma = malloc(n1 * sizeof(double))) &&
+             (s->delta = malloc(n1 * sizeof(double))) && (s->bc = malloc(n1 * sizeof(double))) &&
+             (s->mark = calloc(n1, sizeof(double))) && (s->csub = malloc(n1 * sizeof(double))) &&
+             (s->kmod = malloc(((size_t) job->nmod + 1) * sizeof(double))) &&
+             (s->heap = malloc(n1 * sizeof(int))) && (s->pos = malloc(n1 * sizeof(int))) &&
+             (s->order = malloc(n1 * sizeof(int))) && (s->loc = malloc(n1 * sizeof(int))) &&
+             (s->sptr = malloc((n1 + 1) * sizeof(size_t))) &&
+             (s->sadj = malloc((nn ? nn : 1) * sizeof(int))) &&
+             (s->slen = malloc((nn ? nn : 1) * sizeof(double)));
+        if (ok) for (size_t i = 0; i < n; i++) s->loc[i] = -1;
+    }
+    if (!ok) {
+        gc_bct_work_free(wk);
+        return NULL;
+    }
+    return wk;
+}
+
+/* ---- preparation ---------------------------------------------------------- */
+
+/* BCT's sortrows(-value) is stable: larger values first, then the earlier
+ * position (column-major in the upper triangle). */
+static int pair_cmp(const void *a, const void *b)
+{
+    const bct_pair *x = a, *y = b;
+    if (x->v > y->v) return -1;
+    if (x->v < y->v) return 1;
+    return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+static double signed_weight(int sign, double v)
+{
+    switch (sign) {
+    case BCT_SIGN_ABSOLUTE: return fabs(v);
+    case BCT_SIGN_NEGATIVE: return v < 0 ? -v : 0;
+    default: return v > 0 ? v : 0;
+    }
+}
+
+static double to_length(int weights, double v)
+{
+    switch (weights) {
+    case W_INVERSE: return 1 / v;
+    case W_NEGLOG: return -log(v);
+    case W_ONE_MINUS: return 1 - v;
+    default: return v;
+    }
+}
+
+/* Subject s's weights checked and prepared into wk->w, and its edges. */
+static int prepare(const gc_bct_job *job, size_t s, gc_bct_work *wk, gc_bct_bad *bad)
+{
+    size_t n = job->n;
+    const double *x = job->w + s * n * n;
+    double *w = wk->w;
+    for (size_t j = 0; j < n; j++)
+        for (size_t i = 0; i < j; i++) {
+            double a = x[i + j * n], b = x[j + i * n];
+            if (!isfinite(a) || !isfinite(b)) {
+                int first = !isfinite(a);
+                *bad = (gc_bct_bad) {BCT_BAD_VALUE, s, first ? i : j, first ? j : i,
+                                     first ? a : b, 0};
+                return GPUCOR_ERR_INVALID;
+            }
+            if (a != b) {
+                *bad = (gc_bct_bad) {BCT_BAD_ASYMMETRIC, s, i, j, a, b};
+                return GPUCOR_ERR_INVALID;
+            }
+            double v = signed_weight(job->sign, a);
+            if (job->thr_type == BCT_THR_ABSOLUTE && v < job->thr) v = 0;
+            w[i + j * n] = w[j + i * n] = v;
+        }
+    for (size_t i = 0; i < n; i++) w[i + i * n] = 0;
+
+    if (job->thr_type == BCT_THR_PROPORTIONAL && n > 1) {
+        size_t m = 0;
+        for (size_t j = 0; j < n; j++)
+            for (size_t i = 0; i < j; i++)
+                if (w[i + j * n] != 0) wk->pairs[m++] = (bct_pair) {w[i + j * n], i + j * n};
+        qsort(wk->pairs, m, sizeof(bct_pair), pair_cmp);
+        /* MATLAB's round(): halves away from zero */
+        double en = floor((double) n * (double) (n - 1) * job->thr / 2 + 0.5);
+        for (size_t k = en < (double) m ? (size_t) en : m; k < m; k++) {
+            size_t p = wk->pairs[k].pos, i = p % n, j = p / n;
+            w[i + j * n] = w[j + i * n] = 0;
+        }
+    }
+    if (job->normalize) {
+        double mx = 0;
+        for (size_t k = 0; k < n * n; k++) if (w[k] > mx) mx = w[k];
+        if (mx > 0) for (size_t k = 0; k < n * n; k++) w[k] /= mx;
+    }
+    size_t e = 0;
+    for (size_t i = 0; i < n; i++) {
+        wk->ptr[i] = e;
+        for (size_t j = 0; j < n; j++) {
+            double v = w[j + i * n];
+            if (v == 0) continue;
+            double l = to_length(job->weights, v);
+            if (!(l > 0)) {
+                *bad = (gc_bct_bad) {BCT_BAD_LENGTH, s, i, j, v, l};
+                return GPUCOR_ERR_INVALID;
+            }
+            wk->adj[e] = (int) j;
+            wk->len[e] = l;
+            wk->cw[e] = cbrt(v);
+            e++;
+        }
+    }
+    wk->ptr[n] = e;
+    return GPUCOR_OK;
+}
+
+/* ---- Dijkstra ------------------------------------------------------------- */
+
+static inline void heap_up(int *heap, int *pos, const double *d, int k)
+{
+    int v = heap[k];
+    while (k > 0) {
+        int p = (k - 1) / 2;
+        if (d[heap[p]] <= d[v]) break;
+        heap[k] = heap[p];
+        pos[heap[k]] = k;
+        k = p;
+    }
+    heap[k] = v;
+    pos[v] = k;
+}
+
+static inline void heap_down(int *heap, int *pos, const double *d, int k, int size)
+{
+    int v = heap[k];
+    for (;;) {
+        int c = 2 * k + 1;
+        if (c >= size) break;
+        if (c + 1 < size && d[heap[c + 1]] < d[heap[c]]) c++;
+        if (d[heap[c]] >= d[v]) break;
+        heap[k] = heap[c];
+        pos[heap[k]] = k;
+        k = c;
+    }
+    heap[k] = v;
+    pos[v] = k;
+}
+
+/* Distances from u over the edges (ptr, adj, len) of n nodes into s->dist;
+ * the nodes reached in the order they were settled into s->order.  Returns
+ * how many were reached (u included).  pos: -1 unseen, -2 settled. */
+static size_t dijkstra(size_t n, const size_t *ptr, const int *adj, const double *len, int u,
+                       bct_search *s)
+{
+    double *d = s->dist;
+    int *heap = s->heap, *pos = s->pos, size = 0;
+    size_t cnt = 0;
+    for (size_t i = 0; i < n; i++) {
+        d[i] = INFINITY;
+        pos[i] = -1;
+    }
+    d[u] = 0;
+    heap[size++] = u;
+    pos[u] = 0;
+    while (size > 0) {
+        int v = heap[0];
+        heap[0] = heap[--size];
+        if (size > 0) {
+            pos[heap[0]] = 0;
+            heap_down(heap, pos, d, 0, size);
+        }
+        pos[v] = -2;
+        s->order[cnt++] = v;
+        for (size_t e = ptr[v]; e < ptr[v + 1]; e++) {
+            int x = adj[e];
+            if (pos[x] == -2) continue;
+            double dx = d[v] + len[e];
+            if (dx < d[x]) {
+                d[x] = dx;
+                if (pos[x] == -1) {
+                    heap[size] = x;
+                    pos[x] = size++;
+                }
+                heap_up(heap, pos, d, pos[x]);
+            }
+        }
+    }
+    return cnt;
+}
+
+/* Brandes' dependencies of the search from order[0] (cnt nodes reached)
+ * added into s->bc, as betweenness_wei: path counts, then dependencies in
+ * order of non-increasing distance. */
+static void brandes(const gc_bct_work *wk, bct_search *s, size_t cnt)
+{
+    const double *d = s->dist;
+    s->sigma[s->order[0]] = 1;
+    for (size_t k = 1; k < cnt; k++) {
+        int x = s->order[k];
+        double sg = 0;
+        for (size_t e = wk->ptr[x]; e < wk->ptr[x + 1]; e++) {
+            int v = wk->adj[e];
+            if (d[v] < d[x] && d[v] + wk->len[e] == d[x]) sg += s->sigma[v];
+        }
+        s->sigma[x] = sg;
+    }
+    for (size_t k = 0; k < cnt; k++) s->delta[s->order[k]] = 0;
+    for (size_t k = cnt; k-- > 1;) {
+        int x = s->order[k];
+        s->bc[x] += s->delta[x];
+        for (size_t e = wk->ptr[x]; e < wk->ptr[x + 1]; e++) {
+            int v = wk->adj[e];
+            if (d[v] < d[x] && d[v] + wk->len[e] == d[x])
+                s->delta[v] += (1 + s->delta[x]) * s->sigma[v] / s->sigma[x];
+        }
+    }
+}
+
+/* Local efficiency of node u (efficiency_wei's local = 2, or 1 when
+ * original): searches among u's neighbours on their own edges. */
+static double local_eff(const gc_bct_work *wk, bct_search *s, size_t u, int original)
+{
+    size_t k = wk->ptr[u + 1] - wk->ptr[u];
+    if (k < 2) return 0;
+    const int *nb = wk->adj + wk->ptr[u];
+    for (size_t a = 0; a < k; a++) {
+        s->loc[nb[a]] = (int) a;
+        s->csub[a] = wk->cw[wk->ptr[u] + a];
+    }
+    size_t e2 = 0;
+    for (size_t a = 0; a < k; a++) {
+        s->sptr[a] = e2;
+        int j = nb[a];
+        for (size_t e = wk->ptr[j]; e < wk->ptr[j + 1]; e++) {
+            int b = s->loc[wk->adj[e]];
+            if (b < 0) continue;
+            s->sadj[e2] = b;
+            s->slen[e2] = original ? wk->len[e] : cbrt(wk->len[e]);
+            e2++;
+        }
+    }
+    s->sptr[k] = e2;
+    for (size_t a = 0; a < k; a++) s->loc[nb[a]] = -1;
+    double numer = 0;
+    for (size_t a = 0; a < k; a++) {
+        size_t cnt = dijkstra(k, s->sptr, s->sadj, s->slen, (int) a, s);
+        double part = 0;
+        for (size_t r = 1; r < cnt; r++) {
+            int b = s->order[r];
+            double f = original ? cbrt(1 / s->dist[b]) : 1 / s->dist[b];
+            part += s->csub[b] * f;
+        }
+        numer += s->csub[a] * part;
+    }
+    return numer != 0 ? numer / ((double) k * (double) (k - 1)) : 0;
+}
+
+/* ---- one subject ---------------------------------------------------------- */
+
+static inline void put_nodal(const gc_bct_job *job, int metric, size_t s, size_t i, double v)
+{
+    int c = job->nodal_col[metric];
+    if (c >= 0) job->nodal[(size_t) c * job->n * job->nsub + s * job->n + i] = v;
+}
+
+static inline void put_global(const gc_bct_job *job, int metric, size_t s, double v)
+{
+    int c = job->global_col[metric];
+    if (c >= 0) job->global[(size_t) c * job->nsub + s] = v;
+}
+
+#define ASKED(m) (job->nodal_col[m] >= 0)
+#define ASKED_G(m) (job->global_col[m] >= 0)
+
+int gc_bct_subject(const gc_bct_job *job, size_t s, gc_bct_work *wk, int searchers,
+                   gc_bct_bad *bad)
+{
+    size_t n = job->n;
+    int st = prepare(job, s, wk, bad);
+    if (st != GPUCOR_OK) return st;
+    const double *w = wk->w;
+    if (searchers > wk->nsearch) searchers = wk->nsearch;
+    if (searchers < 1) searchers = 1;
+
+    double *strength = wk->sr[0].csub;   /* reused below only after this block */
+    for (size_t i = 0; i < n; i++) {
+        double sum = 0;
+        for (size_t j = 0; j < n; j++) sum += w[j + i * n];
+        strength[i] = sum;
+        put_nodal(job, BCT_STRENGTH, s, i, sum);
+        put_nodal(job, BCT_DEGREE, s, i, (double) (wk->ptr[i + 1] - wk->ptr[i]));
+    }
+
+    /* participation, module z-score, Q: before the searches reuse csub */
+    if (job->partition) {
+        const int *ci = job->partition + s * job->part_stride;
+        bct_search *s0 = &wk->sr[0];
+        double *kin = s0->delta;
+        if (ASKED(BCT_PARTICIPATION) || ASKED(BCT_MODULE_Z))
+            for (size_t i = 0; i < n; i++) {
+                for (int m = 0; m < job->nmod; m++) s0->kmod[m] = 0;
+                for (size_t e = wk->ptr[i]; e < wk->ptr[i + 1]; e++)
+                    s0->kmod[ci[wk->adj[e]]] += w[wk->adj[e] + i * n];
+                double kc2 = 0;
+                for (int m = 0; m < job->nmod; m++) kc2 += s0->kmod[m] * s0->kmod[m];
+                double ko = strength[i];
+                put_nodal(job, BCT_PARTICIPATION, s, i, ko != 0 ? 1 - kc2 / (ko * ko) : 0);
+                kin[i] = s0->kmod[ci[i]];
+            }
+        if (ASKED(BCT_MODULE_Z))
+            for (int m = 0; m < job->nmod; m++) {
+                double sum = 0, ss = 0, first = 0;
+                size_t cnt = 0;
+                int same = 1;
+                for (size_t i = 0; i < n; i++) {
+                    if (ci[i] != m) continue;
+                    if (cnt == 0) first = kin[i];
+                    same &= kin[i] == first;
+                    sum += kin[i];
+                    cnt++;
+                }
+                double mean = cnt ? sum / (double) cnt : 0;
+                for (size_t i = 0; i < n; i++)
+                    if (ci[i] == m) ss += (kin[i] - mean) * (kin[i] - mean);
+                double sd = cnt > 1 ? sqrt(ss / (double) (cnt - 1)) : 0;
+                for (size_t i = 0; i < n; i++)
+                    if (ci[i] == m)
+                        put_nodal(job, BCT_MODULE_Z, s, i,
+                                  cnt < 2 || same || !(sd > 0) ? 0 : (kin[i] - mean) / sd);
+            }
+        if (ASKED_G(BCT_MODULARITY)) {
+            double tot = 0, within = 0;
+            double *km = s0->kmod;
+            for (int m = 0; m < job->nmod; m++) km[m] = 0;
+            for (size_t i = 0; i < n; i++) {
+                tot += strength[i];
+                km[ci[i]] += strength[i];
+                for (size_t e = wk->ptr[i]; e < wk->ptr[i + 1]; e++)
+                    if (ci[wk->adj[e]] == ci[i]) within += w[wk->adj[e] + i * n];
+            }
+            double expct = 0;
+            for (int m = 0; m < job->nmod; m++) expct += km[m] * km[m];
+            put_global(job, BCT_MODULARITY, s, (within - expct / tot) / tot);
+        }
+    }
+
+    /* Onnela's clustering: cyc3(i) = sum over neighbours j, h of i of
+     * c(i, j) c(j, h) c(h, i), c the cube roots (the neighbours of i marked) */
+    if (ASKED(BCT_CLUSTERING) || ASKED_G(BCT_TRANSITIVITY)) {
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(searchers) schedule(dynamic, 16) if (searchers > 1)
+#endif
+        for (size_t i = 0; i < n; i++) {
+            double *mk = wk->sr[thread_id()].mark;
+            for (size_t e = wk->ptr[i]; e < wk->ptr[i + 1]; e++) mk[wk->adj[e]] = wk->cw[e];
+            double c3 = 0;
+            for (size_t e = wk->ptr[i]; e < wk->ptr[i + 1]; e++) {
+                int j = wk->adj[e];
+                double t = 0;
+                for (size_t f = wk->ptr[j]; f < wk->ptr[j + 1]; f++)
+                    t += wk->cw[f] * mk[wk->adj[f]];
+                c3 += wk->cw[e] * t;
+            }
+            for (size_t e = wk->ptr[i]; e < wk->ptr[i + 1]; e++) mk[wk->adj[e]] = 0;
+            wk->cyc3[i] = c3;
+        }
+        double num = 0, den = 0;
+        for (size_t i = 0; i < n; i++) {
+            double k = (double) (wk->ptr[i + 1] - wk->ptr[i]);
+            put_nodal(job, BCT_CLUSTERING, s, i, wk->cyc3[i] != 0 ? wk->cyc3[i] / (k * (k - 1)) : 0);
+            num += wk->cyc3[i];
+            den += k * (k - 1);
+        }
+        put_global(job, BCT_TRANSITIVITY, s, num / den);
+    }
+
+    int want_bc = ASKED(BCT_BETWEENNESS) || ASKED(BCT_BETWEENNESS_NORM);
+    if (want_bc || ASKED(BCT_ECCENTRICITY) || ASKED_G(BCT_GLOBAL_EFF) || ASKED_G(BCT_CHAR_PATH) ||
+        ASKED_G(BCT_RADIUS) || ASKED_G(BCT_DIAMETER)) {
+        for (int t = 0; t < searchers; t++) memset(wk->sr[t].bc, 0, n * sizeof(double));
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(searchers) schedule(static) if (searchers > 1)
+#endif
+        for (size_t u = 0; u < n; u++) {
+            bct_search *sr = &wk->sr[thread_id()];
+            size_t cnt = dijkstra(n, wk->ptr, wk->adj, wk->len, (int) u, sr);
+            double inv = 0, fin = 0, mx = 0;
+            for (size_t k = 1; k < cnt; k++) {
+                double d = sr->dist[sr->order[k]];
+                inv += 1 / d;
+                fin += d;
+                if (d > mx) mx = d;
+            }
+            wk->inv_sum[u] = inv;
+            wk->fin_sum[u] = fin;
+            wk->fin_max[u] = mx;
+            wk->reach[u] = cnt - 1;
+            if (want_bc) brandes(wk, sr, cnt);
+        }
+        double inv = 0, fin = 0, reach = 0, pairs = (double) n * (double) (n - 1);
+        double rad = NAN, dia = NAN;
+        for (size_t u = 0; u < n; u++) {
+            inv += wk->inv_sum[u];
+            fin += wk->fin_sum[u];
+            reach += (double) wk->reach[u];
+            double ecc;
+            if (job->include_infinite)
+                ecc = n < 2 ? NAN : wk->reach[u] < n - 1 ? INFINITY : wk->fin_max[u];
+            else
+                ecc = wk->reach[u] == 0 ? NAN : wk->fin_max[u];
+            put_nodal(job, BCT_ECCENTRICITY, s, u, ecc);
+            if (!isnan(ecc)) {
+                if (isnan(rad) || ecc < rad) rad = ecc;
+                if (isnan(dia) || ecc > dia) dia = ecc;
+            }
+            if (want_bc) {
+                double b = 0;
+                for (int t = 0; t < searchers; t++) b += wk->sr[t].bc[u];
+                put_nodal(job, BCT_BETWEENNESS, s, u, b);
+                put_nodal(job, BCT_BETWEENNESS_NORM, s, u,
+                          b / (((double) n - 1) * ((double) n - 2)));
+            }
+        }
+        put_global(job, BCT_GLOBAL_EFF, s, inv / pairs);
+        double lambda;
+        if (job->include_infinite)
+            lambda = pairs == 0 ? NAN : reach < pairs ? INFINITY : fin / pairs;
+        else
+            lambda = reach == 0 ? NAN : fin / reach;
+        put_global(job, BCT_CHAR_PATH, s, lambda);
+        put_global(job, BCT_RADIUS, s, rad);
+        put_global(job, BCT_DIAMETER, s, dia);
+    }
+
+    for (int v = 0; v < 2; v++) {
+        int metric = v ? BCT_LOCAL_EFF_ORIG : BCT_LOCAL_EFF;
+        if (!ASKED(metric)) continue;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(searchers) schedule(dynamic, 4) if (searchers > 1)
+#endif
+        for (size_t u = 0; u < n; u++)
+            put_nodal(job, metric, s, u, local_eff(wk, &wk->sr[thread_id()], u, v));
+    }
+    return GPUCOR_OK;
+}
+
+/* ---- the CPU driver ------------------------------------------------------- */
+
+int gc_bct_cpu(const gc_bct_job *job, gc_host *host, int *threads_used, gc_bct_bad *bad)
+{
+    int nt = host->opts->nthreads > 0 ? host->opts->nthreads : 1;
+    size_t nsub = job->nsub;
+    int outer = nsub >= (size_t) nt;     /* else the threads share one subject's searches */
+    int nwork = outer ? nt : 1;
+    gc_bct_work **wk = calloc((size_t) nwork, sizeof *wk);
+    int status = GPUCOR_OK;
+    if (!wk) return GPUCOR_ERR_ALLOC;
+    for (int t = 0; t < nwork; t++)
+        if (!(wk[t] = gc_bct_work_new(job, outer ? 1 : nt))) {
+            status = GPUCOR_ERR_ALLOC;
+            goto cleanup;
+        }
+    *threads_used = nt;
+    memset(bad, 0, sizeof *bad);
+    bad->subject = (size_t) -1;
+    /* groups of subjects, so that Ctrl-C is seen between them */
+    size_t group = outer ? 4 * (size_t) nt : 1;
+    for (size_t s0 = 0; s0 < nsub && status == GPUCOR_OK; s0 += group) {
+        size_t s1 = s0 + group < nsub ? s0 + group : nsub;
+        if (outer) {
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+#endif
+            for (size_t s = s0; s < s1; s++) {
+                gc_bct_bad b;
+                if (gc_bct_subject(job, s, wk[thread_id()], 1, &b) != GPUCOR_OK) {
+#ifdef _OPENMP
+#pragma omp critical(gc_bct_bad)
+#endif
+                    if (b.subject < bad->subject) *bad = b;
+                }
+            }
+        } else {
+            gc_bct_bad b;
+            if (gc_bct_subject(job, s0, wk[0], nt, &b) != GPUCOR_OK) *bad = b;
+        }
+        if (bad->subject != (size_t) -1) status = GPUCOR_ERR_INVALID;
+        else if (host->interrupted && host->interrupted()) status = GPUCOR_ERR_INTERRUPT;
+        else if (host->progress) host->progress(host->progress_ctx, (double) s1 / (double) nsub);
+    }
+cleanup:
+    for (int t = 0; t < nwork; t++) gc_bct_work_free(wk[t]);
+    free(wk);
+    return status;
+}
