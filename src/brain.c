@@ -50,7 +50,7 @@ static void raise_bad(const gc_bct_bad *b, size_t nsub, int weights)
               who, b->i + 1, b->j + 1, b->value, b->j + 1, b->i + 1, b->other);
     case BCT_BAD_LENGTH:
         error("%s: the edge %zu - %zu (weight %g once prepared) has length %g with weights = "
-              "\"%s\": the path metrics need lengths > 0",
+              "\"%s\": the path metrics need finite lengths > 0",
               who, b->i + 1, b->j + 1, b->value, b->other, weight_names[weights]);
     default:
         error("%s: internal error", who);

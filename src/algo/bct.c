@@ -36,6 +36,7 @@ typedef struct { double v; size_t pos; } bct_pair;
 typedef struct {            /* one searcher's arrays (n each unless said) */
     double *dist, *sigma, *delta, *bc, *mark, *csub, *kmod /* nmod */;
     int *heap, *pos, *order, *loc;
+    int *npred, *pred;      /* n, and n^2: node x's predecessors at pred[ptr[x]..] */
     size_t *sptr;           /* n + 1 */
     int *sadj;              /* n^2: a neighbourhood's edges */
     double *slen;           /* n^2 */
@@ -62,7 +63,7 @@ void gc_bct_work_free(gc_bct_work *wk)
             bct_search *s = &wk->sr[t];
             free(s->dist); free(s->sigma); free(s->delta); free(s->bc); free(s->mark);
             free(s->csub); free(s->kmod); free(s->heap); free(s->pos); free(s->order);
-            free(s->loc); free(s->sptr); free(s->sadj); free(s->slen);
+            free(s->loc); free(s->npred); free(s->pred); free(s->sptr); free(s->sadj); free(s->slen);
         }
     free(wk->sr);
     free(wk->w); free(wk->ptr); free(wk->adj); free(wk->len); free(wk->cw); free(wk->pairs);
@@ -99,6 +100,8 @@ gc_bct_work *gc_bct_work_new(const gc_bct_job *job, int searchers)
              (s->kmod = malloc(((size_t) job->nmod + 1) * sizeof(double))) &&
              (s->heap = malloc(n1 * sizeof(int))) && (s->pos = malloc(n1 * sizeof(int))) &&
              (s->order = malloc(n1 * sizeof(int))) && (s->loc = malloc(n1 * sizeof(int))) &&
+             (s->npred = malloc(n1 * sizeof(int))) &&
+             (s->pred = malloc((nn ? nn : 1) * sizeof(int))) &&
              (s->sptr = malloc((n1 + 1) * sizeof(size_t))) &&
              (s->sadj = malloc((nn ? nn : 1) * sizeof(int))) &&
              (s->slen = malloc((nn ? nn : 1) * sizeof(double)));
@@ -121,6 +124,31 @@ static int pair_cmp(const void *a, const void *b)
     if (x->v > y->v) return -1;
     if (x->v < y->v) return 1;
     return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* Reorders p[0 .. m) so that its first k are the k first in pair_cmp's
+ * order (a quickselect: the threshold needs the kept set, not a sorted
+ * list; every key is distinct, positions breaking the ties). */
+static void select_first(bct_pair *p, size_t m, size_t k)
+{
+    size_t lo = 0, hi = m;   /* the k-th lies in [lo, hi) */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2, a = lo, b = hi - 1;
+        /* median of three as the pivot, moved to hi - 1 */
+        if (pair_cmp(&p[mid], &p[a]) < 0) { bct_pair t = p[mid]; p[mid] = p[a]; p[a] = t; }
+        if (pair_cmp(&p[b], &p[a]) < 0) { bct_pair t = p[b]; p[b] = p[a]; p[a] = t; }
+        if (pair_cmp(&p[b], &p[mid]) < 0) { bct_pair t = p[b]; p[b] = p[mid]; p[mid] = t; }
+        bct_pair piv = p[mid];
+        p[mid] = p[b];
+        p[b] = piv;
+        size_t st = lo;
+        for (size_t i = lo; i < b; i++)
+            if (pair_cmp(&p[i], &piv) < 0) { bct_pair t = p[i]; p[i] = p[st]; p[st] = t; st++; }
+        p[b] = p[st];
+        p[st] = piv;
+        if (st == k) return;
+        if (k < st) hi = st; else lo = st + 1;
+    }
 }
 
 static double signed_weight(int sign, double v)
@@ -172,10 +200,11 @@ static int prepare(const gc_bct_job *job, size_t s, gc_bct_work *wk, gc_bct_bad 
         for (size_t j = 0; j < n; j++)
             for (size_t i = 0; i < j; i++)
                 if (w[i + j * n] != 0) wk->pairs[m++] = (bct_pair) {w[i + j * n], i + j * n};
-        qsort(wk->pairs, m, sizeof(bct_pair), pair_cmp);
         /* MATLAB's round(): halves away from zero */
         double en = floor((double) n * (double) (n - 1) * job->thr / 2 + 0.5);
-        for (size_t k = en < (double) m ? (size_t) en : m; k < m; k++) {
+        size_t keep = en < (double) m ? (size_t) en : m;
+        if (keep > 0 && keep < m) select_first(wk->pairs, m, keep);
+        for (size_t k = keep; k < m; k++) {
             size_t p = wk->pairs[k].pos, i = p % n, j = p / n;
             w[i + j * n] = w[j + i * n] = 0;
         }
@@ -192,7 +221,7 @@ static int prepare(const gc_bct_job *job, size_t s, gc_bct_work *wk, gc_bct_bad 
             double v = w[j + i * n];
             if (v == 0) continue;
             double l = to_length(job->weights, v);
-            if (!(l > 0)) {
+            if (!(l > 0) || isinf(l)) {
                 *bad = (gc_bct_bad) {BCT_BAD_LENGTH, s, i, j, v, l};
                 return GPUCOR_ERR_INVALID;
             }
@@ -240,9 +269,12 @@ static inline void heap_down(int *heap, int *pos, const double *d, int k, int si
 
 /* Distances from u over the edges (ptr, adj, len) of n nodes into s->dist;
  * the nodes reached in the order they were settled into s->order.  Returns
- * how many were reached (u included).  pos: -1 unseen, -2 settled. */
+ * how many were reached (u included).  pos: -1 unseen, -2 settled.  With
+ * paths, also the path counts s->sigma and the predecessors (s->npred,
+ * s->pred at ptr[x]), as betweenness_wei keeps them while it searches: a
+ * shorter path to x replaces them, one of the same length adds to them. */
 static size_t dijkstra(size_t n, const size_t *ptr, const int *adj, const double *len, int u,
-                       bct_search *s)
+                       bct_search *s, int paths)
 {
     double *d = s->dist;
     int *heap = s->heap, *pos = s->pos, size = 0;
@@ -250,10 +282,15 @@ static size_t dijkstra(size_t n, const size_t *ptr, const int *adj, const double
     for (size_t i = 0; i < n; i++) {
         d[i] = INFINITY;
         pos[i] = -1;
+        if (paths) s->npred[i] = 0;
     }
     d[u] = 0;
     heap[size++] = u;
     pos[u] = 0;
+    if (paths) {
+        s->sigma[u] = 1;
+        s->npred[u] = 0;
+    }
     while (size > 0) {
         int v = heap[0];
         heap[0] = heap[--size];
@@ -274,37 +311,32 @@ static size_t dijkstra(size_t n, const size_t *ptr, const int *adj, const double
                     pos[x] = size++;
                 }
                 heap_up(heap, pos, d, pos[x]);
+                if (paths) {
+                    s->sigma[x] = s->sigma[v];
+                    s->pred[ptr[x]] = v;
+                    s->npred[x] = 1;
+                }
+            } else if (paths && dx == d[x]) {
+                s->sigma[x] += s->sigma[v];
+                s->pred[ptr[x] + (size_t) s->npred[x]++] = v;
             }
         }
     }
     return cnt;
 }
 
-/* Brandes' dependencies of the search from order[0] (cnt nodes reached)
- * added into s->bc, as betweenness_wei: path counts, then dependencies in
- * order of non-increasing distance. */
+/* Brandes' dependencies of the search from order[0] (cnt nodes reached,
+ * dijkstra() with paths) added into s->bc, in order of non-increasing
+ * distance, as betweenness_wei. */
 static void brandes(const gc_bct_work *wk, bct_search *s, size_t cnt)
 {
-    const double *d = s->dist;
-    s->sigma[s->order[0]] = 1;
-    for (size_t k = 1; k < cnt; k++) {
-        int x = s->order[k];
-        double sg = 0;
-        for (size_t e = wk->ptr[x]; e < wk->ptr[x + 1]; e++) {
-            int v = wk->adj[e];
-            if (d[v] < d[x] && d[v] + wk->len[e] == d[x]) sg += s->sigma[v];
-        }
-        s->sigma[x] = sg;
-    }
     for (size_t k = 0; k < cnt; k++) s->delta[s->order[k]] = 0;
     for (size_t k = cnt; k-- > 1;) {
         int x = s->order[k];
         s->bc[x] += s->delta[x];
-        for (size_t e = wk->ptr[x]; e < wk->ptr[x + 1]; e++) {
-            int v = wk->adj[e];
-            if (d[v] < d[x] && d[v] + wk->len[e] == d[x])
-                s->delta[v] += (1 + s->delta[x]) * s->sigma[v] / s->sigma[x];
-        }
+        const int *pr = s->pred + wk->ptr[x];
+        for (int q = 0; q < s->npred[x]; q++)
+            s->delta[pr[q]] += (1 + s->delta[x]) * s->sigma[pr[q]] / s->sigma[x];
     }
 }
 
@@ -335,7 +367,7 @@ static double local_eff(const gc_bct_work *wk, bct_search *s, size_t u, int orig
     for (size_t a = 0; a < k; a++) s->loc[nb[a]] = -1;
     double numer = 0;
     for (size_t a = 0; a < k; a++) {
-        size_t cnt = dijkstra(k, s->sptr, s->sadj, s->slen, (int) a, s);
+        size_t cnt = dijkstra(k, s->sptr, s->sadj, s->slen, (int) a, s, 0);
         double part = 0;
         for (size_t r = 1; r < cnt; r++) {
             int b = s->order[r];
@@ -475,7 +507,7 @@ int gc_bct_subject(const gc_bct_job *job, size_t s, gc_bct_work *wk, int searche
 #endif
         for (size_t u = 0; u < n; u++) {
             bct_search *sr = &wk->sr[thread_id()];
-            size_t cnt = dijkstra(n, wk->ptr, wk->adj, wk->len, (int) u, sr);
+            size_t cnt = dijkstra(n, wk->ptr, wk->adj, wk->len, (int) u, sr, want_bc);
             double inv = 0, fin = 0, mx = 0;
             for (size_t k = 1; k < cnt; k++) {
                 double d = sr->dist[sr->order[k]];
