@@ -113,6 +113,11 @@
 #'   maximum.
 #' @param include_infinite charpath's `infinite_dist`: keep infinite
 #'   distances in the path length and eccentricities (BCT's default).
+#' @param series `TRUE`: `x` holds time series, regions x time (x
+#'   subjects), or a list of regions x time matrices; each subject's
+#'   network is first `gpu_cor(t(x_s), method = method)` (its correlation
+#'   matrix), then prepared as above.
+#' @param method with `series = TRUE`: the correlation, as in [gpu_cor()].
 #' @param backend `"auto"` or `"cpu"` (the GPU engine of this function is
 #'   not built yet).
 #' @param verbose `TRUE`: say which engine ran and how long it took.
@@ -141,9 +146,16 @@ gpu_brain_metrics <- function(x, metrics = NULL, partition = NULL, threshold = N
                               sign = c("positive", "absolute", "negative"),
                               weights = c("inverse", "distance", "neglog", "one_minus"),
                               normalize = FALSE, include_infinite = TRUE,
+                              series = FALSE, method = c("pearson", "spearman", "kendall"),
                               backend = getOption("gpucor.backend", "auto"),
                               verbose = getOption("gpucor.verbose", FALSE)) {
   threshold_type <- match.arg(threshold_type)
+  .check_flag(series, "series")
+  # "auto" keeps the metrics on the CPU (their GPU engine is not built yet)
+  if (.resolve_backend(backend, work = 0) == "gpu")
+    stop("gpu_brain_metrics() has no GPU engine yet: use backend = \"cpu\"", call. = FALSE)
+  if (series) x <- .brain_series(x, match.arg(method), backend)
+  backend <- "cpu"
   sign <- match.arg(sign)
   weights <- match.arg(weights)
   .check_flag(normalize, "normalize")
@@ -186,9 +198,6 @@ gpu_brain_metrics <- function(x, metrics = NULL, partition = NULL, threshold = N
   }
   nodal <- intersect(.bct_nodal, metrics)
   global <- intersect(.bct_global, metrics)
-  backend <- .resolve_backend(backend)
-  if (backend == "gpu")
-    stop("gpu_brain_metrics() has no GPU engine yet: use backend = \"cpu\"", call. = FALSE)
   spec <- list(sign = match(sign, c("positive", "absolute", "negative")) - 1L,
                thr_type = thr_code, thr = thr, normalize = normalize,
                weights = match(weights, c("distance", "inverse", "neglog", "one_minus")) - 1L,
@@ -268,6 +277,41 @@ gpu_brain_metrics <- function(x, metrics = NULL, partition = NULL, threshold = N
   labels <- if (!is.null(dn[[2L]])) dn[[2L]] else dn[[1L]]
   list(x = x, n = n, nsub = nsub, labels = labels,
        subjects = if (is.null(subjects)) seq_len(nsub) else subjects)
+}
+
+# Time series (regions x time, or regions x time x subjects, or a list of
+# regions x time matrices) as a list of the subjects' correlation matrices.
+.brain_series <- function(x, method, backend) {
+  if (is.data.frame(x)) x <- as.matrix(x)
+  if (is.list(x)) {
+    if (!length(x)) stop("'x' is an empty list: give at least one subject's time series")
+    subjects <- names(x)
+  } else {
+    d <- dim(x)
+    if (!(is.numeric(x) || is.logical(x)) || !(length(d) %in% 2:3))
+      stop("with series = TRUE, 'x' must be regions x time (x subjects), or a list of regions x time matrices")
+    subjects <- if (length(d) == 3L) dimnames(x)[[3L]]
+    x <- if (length(d) == 2L) list(x) else lapply(seq_len(d[3L]), function(s) {
+      m <- x[, , s]
+      dim(m) <- d[1:2]
+      dimnames(m) <- dimnames(x)[1:2]
+      m
+    })
+  }
+  n <- NULL
+  out <- lapply(seq_along(x), function(s) {
+    m <- x[[s]]
+    if (is.data.frame(m)) m <- as.matrix(m)
+    if (!is.matrix(m) || !(is.numeric(m) || is.logical(m)))
+      stop(sprintf("'x[[%d]]' must be a numeric regions x time matrix", s))
+    if (is.null(n)) n <<- nrow(m)
+    if (nrow(m) != n)
+      stop(sprintf("the subjects must have the same regions: 'x[[1]]' has %d, 'x[[%d]]' %d",
+                   n, s, nrow(m)))
+    gpu_cor(t(m), method = method, backend = backend)
+  })
+  names(out) <- subjects
+  out
 }
 
 # The partition as 0-based integer labels (n, or n * nsub) and the number

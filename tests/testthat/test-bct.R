@@ -226,3 +226,19 @@ test_that("bad input is a clear error", {
   diag(d) <- NA
   expect_identical(gpu_brain_metrics(d, backend = "cpu"), gpu_brain_metrics(x, backend = "cpu"))
 })
+
+test_that("time series are correlated first (series = TRUE)", {
+  info <- new_seed()
+  ts <- array(stats::rnorm(9 * 40 * 3), c(9, 40, 3))
+  nets <- lapply(1:3, function(s) stats::cor(t(ts[, , s])))
+  got <- gpu_brain_metrics(ts, series = TRUE, threshold = 0.4, backend = "cpu")
+  want <- gpu_brain_metrics(nets, threshold = 0.4, backend = "cpu")
+  expect_equal(got, want, tolerance = 1e-12, info = info)
+  sp <- gpu_brain_metrics(lapply(1:3, function(s) ts[, , s]), series = TRUE, method = "spearman",
+                          metrics = "strength", backend = "cpu")
+  want <- gpu_brain_metrics(lapply(1:3, function(s) stats::cor(t(ts[, , s]), method = "spearman")),
+                            metrics = "strength", backend = "cpu")
+  expect_equal(sp, want, tolerance = 1e-12, info = info)
+  expect_error(gpu_brain_metrics(list(ts[, , 1], ts[1:8, , 2]), series = TRUE, backend = "cpu"),
+               "same regions")
+})
