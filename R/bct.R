@@ -198,6 +198,11 @@ gpu_brain_metrics <- function(x, metrics = NULL, partition = NULL, threshold = N
   }
   nodal <- intersect(.bct_nodal, metrics)
   global <- intersect(.bct_global, metrics)
+  # the workspaces of src/algo/bct.c: per thread (or, with fewer subjects
+  # than threads, one subject's and each thread's searches) about 52 n^2 bytes
+  .memory_guard(52 * as.double(n)^2 * min(.threads(), ns) + 16 * as.double(n)^2 * .threads(),
+                "gpu_brain_metrics(): the workspaces",
+                "Fewer threads (options(gpucor.threads = ...)) need less.")
   spec <- list(sign = match(sign, c("positive", "absolute", "negative")) - 1L,
                thr_type = thr_code, thr = thr, normalize = normalize,
                weights = match(weights, c("distance", "inverse", "neglog", "one_minus")) - 1L,
