@@ -84,6 +84,23 @@
 #'   `sum((W - k k' / s)[same module]) / s`, `s = sum(W)`.  Every distinct
 #'   label is a module (BCT's loops skip a label 0).
 #'
+#' * `"sigma"` and `"omega"` (global; only when asked for: they cost
+#'   `n_random` times the path measures): small-worldness against random
+#'   networks made as BCT's `randmio_und(W, rewire)` makes them
+#'   (Maslov-Sneppen swaps of two edges' ends, keeping every node's degree
+#'   and moving the weights with the edges) and lattices made as
+#'   `latmio_und(W, rewire)` (the same swaps, kept only where they move
+#'   weight nearer the diagonal of a random order of the nodes).  With C the
+#'   mean of `clustering_coef_wu` and L charpath's lambda (as
+#'   `include_infinite` says), averaged over `n_random` random networks
+#'   (C_r, L_r) and `n_random` lattices (C_l): sigma = (C / C_r) / (L / L_r)
+#'   (Humphries et al. 2008), omega = L_r / L - C / C_l (Telesford et al.
+#'   2011).  The random numbers are this package's own (not MATLAB's): each
+#'   subject's k-th network has its own stream from `seed`, so the values do
+#'   not depend on the threads or on the other subjects, and the same `seed`
+#'   gives the same values.  Where no two edges have four distinct ends (a
+#'   star, a triangle) the rewiring stops (BCT's would loop for ever).
+#'
 #' Values that BCT gives as 0/0 (the transitivity of a network without
 #' paths of two edges, the global efficiency of one node) are `NaN` here
 #' too.
@@ -95,8 +112,8 @@
 #'
 #' @param x a square numeric matrix (one network), a regions x regions x
 #'   subjects array, or a list of square matrices of one size.
-#' @param metrics which measures (see Metrics); `NULL` (the default): all,
-#'   the module ones only with a `partition`.
+#' @param metrics which measures (see Metrics); `NULL` (the default): all
+#'   but sigma and omega, the module ones only with a `partition`.
 #' @param partition `NULL`, or module labels: a vector with one label per
 #'   region (the same modules for every subject), or a regions x subjects
 #'   matrix (or a list of vectors), one column per subject.  Labels may be
@@ -118,6 +135,10 @@
 #'   network is first `gpu_cor(t(x_s), method = method)` (its correlation
 #'   matrix), then prepared as above.
 #' @param method with `series = TRUE`: the correlation, as in [gpu_cor()].
+#' @param n_random,rewire small-worldness: how many random networks (and
+#'   lattices) per subject, and the rewirings per edge (BCT's `ITER`).
+#' @param seed small-worldness: the random networks' seed, a whole number;
+#'   `NULL`: drawn from R's generator (so [set.seed()] fixes it).
 #' @param backend `"auto"` or `"cpu"` (the GPU engine of this function is
 #'   not built yet).
 #' @param verbose `TRUE`: say which engine ran and how long it took.
@@ -147,6 +168,7 @@ gpu_brain_metrics <- function(x, metrics = NULL, partition = NULL, threshold = N
                               weights = c("inverse", "distance", "neglog", "one_minus"),
                               normalize = FALSE, include_infinite = TRUE,
                               series = FALSE, method = c("pearson", "spearman", "kendall"),
+                              n_random = 10L, rewire = 10L, seed = NULL,
                               backend = getOption("gpucor.backend", "auto"),
                               verbose = getOption("gpucor.verbose", FALSE)) {
   threshold_type <- match.arg(threshold_type)
@@ -175,7 +197,7 @@ gpu_brain_metrics <- function(x, metrics = NULL, partition = NULL, threshold = N
   }
   part <- .brain_partition(partition, n, ns)
   all_nodal <- .bct_nodal
-  all_global <- .bct_global
+  all_global <- setdiff(.bct_global, c("sigma", "omega"))   # on request only
   if (is.null(part)) {
     all_nodal <- setdiff(all_nodal, c("participation", "module_degree_z"))
     all_global <- setdiff(all_global, "modularity")
@@ -198,6 +220,21 @@ gpu_brain_metrics <- function(x, metrics = NULL, partition = NULL, threshold = N
   }
   nodal <- intersect(.bct_nodal, metrics)
   global <- intersect(.bct_global, metrics)
+  if (!is.numeric(n_random) || length(n_random) != 1L || !is.finite(n_random) || n_random < 1 ||
+      n_random != round(n_random))
+    stop("'n_random' must be a positive whole number")
+  if (!is.numeric(rewire) || length(rewire) != 1L || !is.finite(rewire) || rewire < 0 ||
+      rewire != round(rewire) || rewire > 1e6)
+    stop("'rewire' must be a whole number >= 0")
+  if (is.null(seed)) {
+    # drawn from R's generator only when the random graphs are made, so
+    # that set.seed() makes them reproducible and other calls leave R's
+    # stream alone
+    seed <- if (any(c("sigma", "omega") %in% global)) sample.int(.Machine$integer.max, 1L) else 0
+  } else if (!is.numeric(seed) || length(seed) != 1L || !is.finite(seed) || seed < 0 ||
+             seed != round(seed) || seed >= 2^53) {
+    stop("'seed' must be NULL or a whole number >= 0")
+  }
   # the workspaces of src/algo/bct.c: per thread (or, with fewer subjects
   # than threads, one subject's and each thread's searches) about 52 n^2 bytes
   .memory_guard(52 * as.double(n)^2 * min(.threads(), ns) + 16 * as.double(n)^2 * .threads(),
@@ -208,6 +245,7 @@ gpu_brain_metrics <- function(x, metrics = NULL, partition = NULL, threshold = N
                weights = match(weights, c("distance", "inverse", "neglog", "one_minus")) - 1L,
                include_infinite = include_infinite,
                nmod = if (is.null(part)) 0L else part$nmod,
+               nrand = as.integer(n_random), rewire = as.integer(rewire), seed = as.double(seed),
                nodal = match(nodal, .bct_nodal) - 1L,
                global = match(global, .bct_global) - 1L)
   r <- .engine_call(.Call(C_gpucor_bct, net$x, part$labels, spec,
@@ -229,7 +267,7 @@ gpu_brain_metrics <- function(x, metrics = NULL, partition = NULL, threshold = N
                 "local_efficiency_original", "betweenness", "betweenness_norm",
                 "eccentricity", "participation", "module_degree_z")
 .bct_global <- c("transitivity", "global_efficiency", "char_path_length", "radius",
-                 "diameter", "modularity")
+                 "diameter", "modularity", "sigma", "omega")
 
 .check_flag <- function(v, name) {
   if (!is.logical(v) || length(v) != 1L || is.na(v)) stop(sprintf("'%s' must be TRUE or FALSE", name))

@@ -80,6 +80,10 @@ SEXP gpucor_bct(SEXP x, SEXP partition, SEXP spec, SEXP opts)
     job.weights = int_field(spec, "weights");
     job.include_infinite = asLogical(gpucor_field(spec, "include_infinite")) == TRUE;
     job.nmod = int_field(spec, "nmod");
+    job.nrand = int_field(spec, "nrand");
+    job.rewire = int_field(spec, "rewire");
+    job.seed = asReal(gpucor_field(spec, "seed"));
+    if (job.nrand < 1 || job.rewire < 0 || !(job.seed >= 0)) error("internal error: invalid random graphs");
     if (job.sign < BCT_SIGN_POSITIVE || job.sign > BCT_SIGN_NEGATIVE ||
         job.thr_type < BCT_THR_NONE || job.thr_type > BCT_THR_ABSOLUTE ||
         job.weights < W_DISTANCE || job.weights > W_ONE_MINUS || job.nmod < 0)
@@ -130,6 +134,25 @@ SEXP gpucor_bct(SEXP x, SEXP partition, SEXP spec, SEXP opts)
         gpucor_raise(status, "gpu_brain_metrics");
     }
     gpucor_set_threads(ans, &o, used);
+    UNPROTECT(1);
+    return ans;
+}
+
+/* One random graph (lattice FALSE) or lattice of gpu_brain_metrics()'s
+ * small-worldness, as it makes it: w (the prepared n x n weights of
+ * subject 'subject', 1-based), the k-th (1-based) of them.  For the tests. */
+SEXP gpucor_bct_rewire(SEXP w, SEXP lattice, SEXP iter, SEXP seed, SEXP subject, SEXP k)
+{
+    if (TYPEOF(w) != REALSXP || !isMatrix(w) || nrows(w) != ncols(w))
+        error("internal error: 'w' must be a square double matrix");
+    size_t n = (size_t) nrows(w), m = n > 1 ? n * (n - 1) / 2 : 1;
+    int lat = asLogical(lattice) == TRUE;
+    SEXP ans = PROTECT(duplicate(w));
+    int *ei = (int *) R_alloc(m, sizeof(int)), *ej = (int *) R_alloc(m, sizeof(int));
+    int *perm = (int *) R_alloc(n + 1, sizeof(int));
+    uint64_t sd = gc_bct_seed(asReal(seed), (size_t) (asInteger(subject) - 1), lat,
+                              asInteger(k) - 1);
+    gc_bct_rewire(REAL(ans), n, lat, asInteger(iter), sd, ei, ej, perm);
     UNPROTECT(1);
     return ans;
 }

@@ -13,6 +13,7 @@
  * neighbourhood's edges, times log k).
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
@@ -33,6 +34,13 @@ static inline int thread_id(void)
 
 typedef struct { double v; size_t pos; } bct_pair;
 
+/* latmio_und's distance to the diagonal: the circular distance of places */
+static inline double circ(int a, int b, size_t n)
+{
+    size_t d = (size_t) (a > b ? a - b : b - a);
+    return (double) (d < n - d ? d : n - d);
+}
+
 typedef struct {            /* one searcher's arrays (n each unless said) */
     double *dist, *sigma, *delta, *bc, *mark, *csub, *kmod /* nmod */;
     int *heap, *pos, *order, *loc;
@@ -52,6 +60,8 @@ struct gc_bct_work {
     bct_pair *pairs;        /* the upper triangle, for the proportional threshold */
     double *cyc3, *inv_sum, *fin_sum, *fin_max;
     size_t *reach;
+    double *w0;             /* small-worldness: the prepared weights kept */
+    int *ei, *ej, *perm;    /* ... the rewiring's edges, the lattice's order */
     bct_search *sr;
 };
 
@@ -67,6 +77,7 @@ void gc_bct_work_free(gc_bct_work *wk)
         }
     free(wk->sr);
     free(wk->w); free(wk->ptr); free(wk->adj); free(wk->len); free(wk->cw); free(wk->pairs);
+    free(wk->w0); free(wk->ei); free(wk->ej); free(wk->perm);
     free(wk->cyc3); free(wk->inv_sum); free(wk->fin_sum); free(wk->fin_max); free(wk->reach);
     free(wk);
 }
@@ -91,6 +102,10 @@ gc_bct_work *gc_bct_work_new(const gc_bct_job *job, int searchers)
              (wk->fin_max = malloc((n + 1) * sizeof(double))) &&
              (wk->reach = malloc((n + 1) * sizeof(size_t))) &&
              (wk->sr = calloc((size_t) wk->nsearch, sizeof(bct_search)));
+    if (ok && (job->global_col[BCT_SIGMA] >= 0 || job->global_col[BCT_OMEGA] >= 0))
+        ok = (wk->w0 = malloc((nn ? nn : 1) * sizeof(double))) &&
+             (wk->ei = malloc(m * sizeof(int))) && (wk->ej = malloc(m * sizeof(int))) &&
+             (wk->perm = malloc((n + 1) * sizeof(int)));
     for (int t = 0; ok && t < wk->nsearch; t++) {
         bct_search *s = &wk->sr[t];
         size_t n1 = n + 1;
@@ -170,6 +185,8 @@ static double to_length(int weights, double v)
     }
 }
 
+static int edges(const gc_bct_job *job, gc_bct_work *wk, size_t s, gc_bct_bad *bad);
+
 /* Subject s's weights checked and prepared into wk->w, and its edges. */
 static int prepare(const gc_bct_job *job, size_t s, gc_bct_work *wk, gc_bct_bad *bad)
 {
@@ -214,7 +231,14 @@ static int prepare(const gc_bct_job *job, size_t s, gc_bct_work *wk, gc_bct_bad 
         for (size_t k = 0; k < n * n; k++) if (w[k] > mx) mx = w[k];
         if (mx > 0) for (size_t k = 0; k < n * n; k++) w[k] /= mx;
     }
-    size_t e = 0;
+    return edges(job, wk, s, bad);
+}
+
+/* The edges of wk->w (its nonzeros, row by row): lengths, cube roots. */
+static int edges(const gc_bct_job *job, gc_bct_work *wk, size_t s, gc_bct_bad *bad)
+{
+    size_t n = job->n, e = 0;
+    const double *w = wk->w;
     for (size_t i = 0; i < n; i++) {
         wk->ptr[i] = e;
         for (size_t j = 0; j < n; j++) {
@@ -379,6 +403,174 @@ static double local_eff(const gc_bct_work *wk, bct_search *s, size_t u, int orig
     return numer != 0 ? numer / ((double) k * (double) (k - 1)) : 0;
 }
 
+/* ---- the searches and sums every metric shares ------------------------------ */
+
+/* Onnela's cycles: cyc3(i) = sum over neighbours j, h of i of c(i, j)
+ * c(j, h) c(h, i), c the cube roots (the neighbours of i marked). */
+static void cycles(gc_bct_work *wk, int searchers)
+{
+    size_t n = wk->n;
+    (void) searchers;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(searchers) schedule(dynamic, 16) if (searchers > 1)
+#endif
+    for (size_t i = 0; i < n; i++) {
+        double *mk = wk->sr[thread_id()].mark;
+        for (size_t e = wk->ptr[i]; e < wk->ptr[i + 1]; e++) mk[wk->adj[e]] = wk->cw[e];
+        double c3 = 0;
+        for (size_t e = wk->ptr[i]; e < wk->ptr[i + 1]; e++) {
+            int j = wk->adj[e];
+            double t = 0;
+            for (size_t f = wk->ptr[j]; f < wk->ptr[j + 1]; f++) t += wk->cw[f] * mk[wk->adj[f]];
+            c3 += wk->cw[e] * t;
+        }
+        for (size_t e = wk->ptr[i]; e < wk->ptr[i + 1]; e++) mk[wk->adj[e]] = 0;
+        wk->cyc3[i] = c3;
+    }
+}
+
+/* mean(clustering_coef_wu(W)) */
+static double mean_clustering(gc_bct_work *wk, int searchers)
+{
+    size_t n = wk->n;
+    cycles(wk, searchers);
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        double k = (double) (wk->ptr[i + 1] - wk->ptr[i]);
+        sum += wk->cyc3[i] != 0 ? wk->cyc3[i] / (k * (k - 1)) : 0;
+    }
+    return sum / (double) n;
+}
+
+/* A search from every node: per source the sum of 1 / d, of the finite d,
+ * their largest and count (wk->inv_sum ...); with bc, Brandes'
+ * dependencies into each searcher's bc. */
+static void path_sums(gc_bct_work *wk, int searchers, int bc)
+{
+    size_t n = wk->n;
+    (void) searchers;
+    if (bc) for (int t = 0; t < searchers; t++) memset(wk->sr[t].bc, 0, n * sizeof(double));
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(searchers) schedule(static) if (searchers > 1)
+#endif
+    for (size_t u = 0; u < n; u++) {
+        bct_search *sr = &wk->sr[thread_id()];
+        size_t cnt = dijkstra(n, wk->ptr, wk->adj, wk->len, (int) u, sr, bc);
+        double inv = 0, fin = 0, mx = 0;
+        for (size_t k = 1; k < cnt; k++) {
+            double d = sr->dist[sr->order[k]];
+            inv += 1 / d;
+            fin += d;
+            if (d > mx) mx = d;
+        }
+        wk->inv_sum[u] = inv;
+        wk->fin_sum[u] = fin;
+        wk->fin_max[u] = mx;
+        wk->reach[u] = cnt - 1;
+        if (bc) brandes(wk, sr, cnt);
+    }
+}
+
+/* charpath's lambda from path_sums() */
+static double lambda_of(const gc_bct_job *job, const gc_bct_work *wk)
+{
+    size_t n = wk->n;
+    double fin = 0, reach = 0, pairs = (double) n * (double) (n - 1);
+    for (size_t u = 0; u < n; u++) {
+        fin += wk->fin_sum[u];
+        reach += (double) wk->reach[u];
+    }
+    if (job->include_infinite) return pairs == 0 ? NAN : reach < pairs ? INFINITY : fin / pairs;
+    return reach == 0 ? NAN : fin / reach;
+}
+
+/* ---- random graphs and lattices (small-worldness) ------------------------ */
+
+/* splitmix64: a small generator whose stream depends only on its seed, so
+ * that a subject's random graphs do not depend on the threads. */
+static inline uint64_t mix64(uint64_t *st)
+{
+    uint64_t z = (*st += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static inline double unif(uint64_t *st)
+{
+    return (double) (mix64(st) >> 11) * 0x1.0p-53;
+}
+
+uint64_t gc_bct_seed(double seed, size_t subject, int lattice, int k)
+{
+    uint64_t st = (uint64_t) seed;
+    st = mix64(&st) ^ (uint64_t) subject;
+    st = mix64(&st) ^ ((uint64_t) k << 1 | (uint64_t) (lattice != 0));
+    return mix64(&st);
+}
+
+size_t gc_bct_rewire(double *w, size_t n, int lattice, int iter, uint64_t seed, int *ei, int *ej,
+                     int *perm)
+{
+    uint64_t st = seed;
+    size_t K = 0;
+    for (size_t j = 0; j < n; j++)          /* find(tril(R)): column-major */
+        for (size_t i = j + 1; i < n; i++)
+            if (w[i + j * n] != 0) {
+                ei[K] = (int) i;
+                ej[K] = (int) j;
+                K++;
+            }
+    if (K < 2 || n < 4) return 0;
+    if (lattice) {                           /* randperm(n): each node's place */
+        for (size_t i = 0; i < n; i++) perm[i] = (int) i;
+        for (size_t i = n - 1; i > 0; i--) {
+            size_t r = (size_t) (unif(&st) * (double) (i + 1));
+            int t = perm[i]; perm[i] = perm[r]; perm[r] = t;
+        }
+    }
+    double dn = (double) n, dk = (double) K;
+    double att_max = floor(dn * dk / (lattice ? dn * (dn - 1) / 2 : dn * (dn - 1)) + 0.5);
+    size_t total = K * (size_t) iter, eff = 0;
+    /* BCT loops forever where no two edges have four distinct ends (a
+     * star, a triangle): give up after this many draws in a row */
+    size_t max_draws = 100 * K + 1000;
+#define W(a, b) w[(size_t) (a) + (size_t) (b) * n]
+#define DD(a, b) (lattice ? circ(perm[a], perm[b], n) : 0)
+    for (size_t it = 0; it < total; it++) {
+        for (double att = 0; att <= att_max; att++) {
+            size_t e1, e2, draws = 0;
+            int a, b, c, d;
+            for (;;) {
+                e1 = (size_t) (unif(&st) * dk);
+                do e2 = (size_t) (unif(&st) * dk); while (e2 == e1);
+                a = ei[e1]; b = ej[e1]; c = ei[e2]; d = ej[e2];
+                if (a != c && a != d && b != c && b != d) break;
+                if (++draws > max_draws) return eff;
+            }
+            if (unif(&st) > 0.5) {           /* the edge c-d flipped */
+                ei[e2] = d; ej[e2] = c;
+                c = ei[e2]; d = ej[e2];
+            }
+            if (W(a, d) != 0 || W(c, b) != 0) continue;
+            if (lattice && !(DD(a, b) * W(a, b) + DD(c, d) * W(c, d) >=
+                             DD(a, d) * W(a, b) + DD(c, b) * W(c, d)))
+                continue;
+            W(a, d) = W(a, b); W(a, b) = 0;
+            W(d, a) = W(b, a); W(b, a) = 0;
+            W(c, b) = W(c, d); W(c, d) = 0;
+            W(b, c) = W(d, c); W(d, c) = 0;
+            ej[e1] = d;
+            ej[e2] = b;
+            eff++;
+            break;
+        }
+    }
+#undef W
+#undef DD
+    return eff;
+}
+
 /* ---- one subject ---------------------------------------------------------- */
 
 static inline void put_nodal(const gc_bct_job *job, int metric, size_t s, size_t i, double v)
@@ -468,26 +660,8 @@ int gc_bct_subject(const gc_bct_job *job, size_t s, gc_bct_work *wk, int searche
         }
     }
 
-    /* Onnela's clustering: cyc3(i) = sum over neighbours j, h of i of
-     * c(i, j) c(j, h) c(h, i), c the cube roots (the neighbours of i marked) */
     if (ASKED(BCT_CLUSTERING) || ASKED_G(BCT_TRANSITIVITY)) {
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(searchers) schedule(dynamic, 16) if (searchers > 1)
-#endif
-        for (size_t i = 0; i < n; i++) {
-            double *mk = wk->sr[thread_id()].mark;
-            for (size_t e = wk->ptr[i]; e < wk->ptr[i + 1]; e++) mk[wk->adj[e]] = wk->cw[e];
-            double c3 = 0;
-            for (size_t e = wk->ptr[i]; e < wk->ptr[i + 1]; e++) {
-                int j = wk->adj[e];
-                double t = 0;
-                for (size_t f = wk->ptr[j]; f < wk->ptr[j + 1]; f++)
-                    t += wk->cw[f] * mk[wk->adj[f]];
-                c3 += wk->cw[e] * t;
-            }
-            for (size_t e = wk->ptr[i]; e < wk->ptr[i + 1]; e++) mk[wk->adj[e]] = 0;
-            wk->cyc3[i] = c3;
-        }
+        cycles(wk, searchers);
         double num = 0, den = 0;
         for (size_t i = 0; i < n; i++) {
             double k = (double) (wk->ptr[i + 1] - wk->ptr[i]);
@@ -501,32 +675,10 @@ int gc_bct_subject(const gc_bct_job *job, size_t s, gc_bct_work *wk, int searche
     int want_bc = ASKED(BCT_BETWEENNESS) || ASKED(BCT_BETWEENNESS_NORM);
     if (want_bc || ASKED(BCT_ECCENTRICITY) || ASKED_G(BCT_GLOBAL_EFF) || ASKED_G(BCT_CHAR_PATH) ||
         ASKED_G(BCT_RADIUS) || ASKED_G(BCT_DIAMETER)) {
-        for (int t = 0; t < searchers; t++) memset(wk->sr[t].bc, 0, n * sizeof(double));
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(searchers) schedule(static) if (searchers > 1)
-#endif
-        for (size_t u = 0; u < n; u++) {
-            bct_search *sr = &wk->sr[thread_id()];
-            size_t cnt = dijkstra(n, wk->ptr, wk->adj, wk->len, (int) u, sr, want_bc);
-            double inv = 0, fin = 0, mx = 0;
-            for (size_t k = 1; k < cnt; k++) {
-                double d = sr->dist[sr->order[k]];
-                inv += 1 / d;
-                fin += d;
-                if (d > mx) mx = d;
-            }
-            wk->inv_sum[u] = inv;
-            wk->fin_sum[u] = fin;
-            wk->fin_max[u] = mx;
-            wk->reach[u] = cnt - 1;
-            if (want_bc) brandes(wk, sr, cnt);
-        }
-        double inv = 0, fin = 0, reach = 0, pairs = (double) n * (double) (n - 1);
-        double rad = NAN, dia = NAN;
+        path_sums(wk, searchers, want_bc);
+        double inv = 0, rad = NAN, dia = NAN, pairs = (double) n * (double) (n - 1);
         for (size_t u = 0; u < n; u++) {
             inv += wk->inv_sum[u];
-            fin += wk->fin_sum[u];
-            reach += (double) wk->reach[u];
             double ecc;
             if (job->include_infinite)
                 ecc = n < 2 ? NAN : wk->reach[u] < n - 1 ? INFINITY : wk->fin_max[u];
@@ -546,12 +698,7 @@ int gc_bct_subject(const gc_bct_job *job, size_t s, gc_bct_work *wk, int searche
             }
         }
         put_global(job, BCT_GLOBAL_EFF, s, inv / pairs);
-        double lambda;
-        if (job->include_infinite)
-            lambda = pairs == 0 ? NAN : reach < pairs ? INFINITY : fin / pairs;
-        else
-            lambda = reach == 0 ? NAN : fin / reach;
-        put_global(job, BCT_CHAR_PATH, s, lambda);
+        put_global(job, BCT_CHAR_PATH, s, lambda_of(job, wk));
         put_global(job, BCT_RADIUS, s, rad);
         put_global(job, BCT_DIAMETER, s, dia);
     }
@@ -564,6 +711,39 @@ int gc_bct_subject(const gc_bct_job *job, size_t s, gc_bct_work *wk, int searche
 #endif
         for (size_t u = 0; u < n; u++)
             put_nodal(job, metric, s, u, local_eff(wk, &wk->sr[thread_id()], u, v));
+    }
+
+    /* small-worldness, last: the random graphs and lattices take over the
+     * workspace's edges */
+    if (ASKED_G(BCT_SIGMA) || ASKED_G(BCT_OMEGA)) {
+        double c0 = mean_clustering(wk, searchers), l0, cr = 0, lr = 0, cl = 0;
+        path_sums(wk, searchers, 0);
+        l0 = lambda_of(job, wk);
+        memcpy(wk->w0, wk->w, n * n * sizeof(double));
+        for (int lat = 0; lat < 2; lat++) {
+            if (lat && !ASKED_G(BCT_OMEGA)) break;
+            for (int k = 0; k < job->nrand; k++) {
+                memcpy(wk->w, wk->w0, n * n * sizeof(double));
+                gc_bct_rewire(wk->w, n, lat, job->rewire, gc_bct_seed(job->seed, s, lat, k),
+                              wk->ei, wk->ej, wk->perm);
+                st = edges(job, wk, s, bad);
+                if (st != GPUCOR_OK) return st;
+                double c = mean_clustering(wk, searchers);
+                if (lat) {
+                    cl += c;
+                } else {
+                    cr += c;
+                    path_sums(wk, searchers, 0);
+                    lr += lambda_of(job, wk);
+                }
+            }
+        }
+        cr /= job->nrand;
+        lr /= job->nrand;
+        cl /= job->nrand;
+        put_global(job, BCT_SIGMA, s, (c0 / cr) / (l0 / lr));
+        put_global(job, BCT_OMEGA, s, lr / l0 - c0 / cl);
+        memcpy(wk->w, wk->w0, n * n * sizeof(double));
     }
     return GPUCOR_OK;
 }

@@ -21,6 +21,7 @@
 #define GPUCOR_BCT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "../engine/engine.h"
 
 /* the sign policy: order of 'sign' in R/bct.R */
@@ -37,7 +38,7 @@ enum {
 /* global metrics: order of .bct_global in R/bct.R */
 enum {
     BCT_TRANSITIVITY = 0, BCT_GLOBAL_EFF, BCT_CHAR_PATH, BCT_RADIUS, BCT_DIAMETER,
-    BCT_MODULARITY, BCT_NGLOBAL
+    BCT_MODULARITY, BCT_SIGMA, BCT_OMEGA, BCT_NGLOBAL
 };
 
 /* what went wrong in a subject (the entry point words the error) */
@@ -56,6 +57,9 @@ typedef struct {
                                all when part_stride is 0); NULL: none */
     size_t part_stride;     /* n, or 0 */
     int nmod;               /* labels are 0 .. nmod - 1 */
+    int nrand, rewire;      /* small-worldness: random graphs (and lattices) per
+                               subject, rewirings per edge (randmio/latmio's ITER) */
+    double seed;            /* their seed; subject s's k-th graph has its own stream */
     int nodal_col[BCT_NNODAL];    /* column of each nodal metric, -1: not asked */
     int global_col[BCT_NGLOBAL];  /* column of each global metric, -1: not asked */
     double *nodal;          /* (n nsub) x k: [col * n nsub + s n + i] */
@@ -69,6 +73,18 @@ typedef struct {
     size_t subject, i, j;
     double value, other;
 } gc_bct_bad;
+
+/* BCT's randmio_und (lattice 0) or latmio_und (lattice 1) of the
+ * symmetric n x n w, in place: iter rewirings per edge (Maslov-Sneppen
+ * swaps keeping the degrees; the lattice's only where they move weight
+ * nearer the diagonal of a random order of the nodes), random numbers from
+ * a generator seeded with 'seed'.  ei, ej: n(n - 1)/2 ints, perm: n.
+ * Returns the rewirings made.  Where no two edges have four distinct ends
+ * it stops (BCT would loop for ever). */
+size_t gc_bct_rewire(double *w, size_t n, int lattice, int iter, uint64_t seed, int *ei, int *ej,
+                     int *perm);
+/* The seed of subject s's k-th random graph (lattice 0) or lattice. */
+uint64_t gc_bct_seed(double seed, size_t subject, int lattice, int k);
 
 typedef struct gc_bct_work gc_bct_work;   /* one subject's workspace */
 

@@ -242,3 +242,51 @@ test_that("time series are correlated first (series = TRUE)", {
   expect_error(gpu_brain_metrics(list(ts[, , 1], ts[1:8, , 2]), series = TRUE, backend = "cpu"),
                "same regions")
 })
+
+test_that("small-worldness: sigma and omega from the random networks and lattices it makes", {
+  info <- new_seed()
+  n <- 18
+  x <- abs(random_net(n))
+  W <- bct_prepare(x, threshold = 0.35)
+  got <- gpu_brain_metrics(list(x, x), metrics = c("sigma", "omega"), threshold = 0.35,
+                           n_random = 3, rewire = 4, seed = 11, backend = "cpu")
+  lam <- function(w) bct_charpath(bct_distance_wei(bct_lengths(w)))$lambda
+  cc <- function(w) mean(bct_clustering_coef_wu(w))
+  for (s in 1:2) {
+    rnd <- lapply(1:3, function(k) .Call(gpucor:::C_gpucor_bct_rewire, W, FALSE, 4L, 11, s, k))
+    lat <- lapply(1:3, function(k) .Call(gpucor:::C_gpucor_bct_rewire, W, TRUE, 4L, 11, s, k))
+    for (r in c(rnd, lat)) {   # degrees, weights and symmetry kept; edges moved
+      expect_identical(rowSums(r != 0), rowSums(W != 0), info = info)
+      expect_identical(sort(r[r != 0]), sort(W[W != 0]), info = info)
+      expect_identical(r, t(r), info = info)
+    }
+    expect_false(identical(rnd[[1]], W), info = info)
+    expect_false(identical(rnd[[1]], rnd[[2]]), info = info)
+    Cr <- mean(vapply(rnd, cc, 0)); Lr <- mean(vapply(rnd, lam, 0))
+    Cl <- mean(vapply(lat, cc, 0))
+    expect_close(got$global$sigma[s], (cc(W) / Cr) / (lam(W) / Lr), paste(info, "sigma", s))
+    expect_close(got$global$omega[s], Lr / lam(W) - cc(W) / Cl, paste(info, "omega", s))
+  }
+  # finite values where the path lengths are (connected pairs only)
+  big <- abs(random_net(40))
+  m <- gpu_brain_metrics(big, metrics = c("sigma", "omega"), threshold = 0.3, n_random = 4,
+                         seed = 3, include_infinite = FALSE, backend = "cpu")
+  expect_true(is.finite(m$global$sigma) && is.finite(m$global$omega), info = info)
+  # reproducible: the seed, not the threads; set.seed() for seed = NULL
+  again <- withr::with_options(list(gpucor.threads = 1L),
+                               gpu_brain_metrics(list(x, x), metrics = c("sigma", "omega"),
+                                                 threshold = 0.35, n_random = 3, rewire = 4,
+                                                 seed = 11, backend = "cpu"))
+  expect_identical(again, got)
+  set.seed(1)
+  a <- gpu_brain_metrics(x, metrics = "sigma", threshold = 0.35, n_random = 2, backend = "cpu")
+  set.seed(1)
+  b <- gpu_brain_metrics(x, metrics = "sigma", threshold = 0.35, n_random = 2, backend = "cpu")
+  expect_identical(a, b)
+  expect_false("sigma" %in% names(gpu_brain_metrics(x, backend = "cpu")$global))
+  expect_error(gpu_brain_metrics(x, metrics = "sigma", n_random = 0), "positive whole number")
+  expect_error(gpu_brain_metrics(x, metrics = "sigma", seed = -1), "whole number >= 0")
+  # a star: no two edges with four distinct ends; the rewiring gives up
+  star <- matrix(0, 5, 5); star[1, -1] <- star[-1, 1] <- 1
+  expect_silent(gpu_brain_metrics(star, metrics = "sigma", seed = 1, backend = "cpu"))
+})
