@@ -442,33 +442,48 @@ static double mean_clustering(gc_bct_work *wk, int searchers)
     return sum / (double) n;
 }
 
+/* The master thread's interrupt check between chunks of one subject's
+ * node loops (host NULL: a worker's subject, checked between subjects). */
+static inline int stop_asked(gc_host *host)
+{
+    return host && host->interrupted && host->interrupted();
+}
+
+/* nodes per chunk between those checks */
+#define BCT_CHUNK 256
+
 /* A search from every node: per source the sum of 1 / d, of the finite d,
  * their largest and count (wk->inv_sum ...); with bc, Brandes'
  * dependencies into each searcher's bc. */
-static void path_sums(gc_bct_work *wk, int searchers, int bc)
+static int path_sums(gc_bct_work *wk, int searchers, int bc, gc_host *host)
 {
     size_t n = wk->n;
     (void) searchers;
     if (bc) for (int t = 0; t < searchers; t++) memset(wk->sr[t].bc, 0, n * sizeof(double));
+    for (size_t u0 = 0; u0 < n; u0 += BCT_CHUNK) {
+        size_t u1 = u0 + BCT_CHUNK < n ? u0 + BCT_CHUNK : n;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(searchers) schedule(static) if (searchers > 1)
 #endif
-    for (size_t u = 0; u < n; u++) {
-        bct_search *sr = &wk->sr[thread_id()];
-        size_t cnt = dijkstra(n, wk->ptr, wk->adj, wk->len, (int) u, sr, bc);
-        double inv = 0, fin = 0, mx = 0;
-        for (size_t k = 1; k < cnt; k++) {
-            double d = sr->dist[sr->order[k]];
-            inv += 1 / d;
-            fin += d;
-            if (d > mx) mx = d;
+        for (size_t u = u0; u < u1; u++) {
+            bct_search *sr = &wk->sr[thread_id()];
+            size_t cnt = dijkstra(n, wk->ptr, wk->adj, wk->len, (int) u, sr, bc);
+            double inv = 0, fin = 0, mx = 0;
+            for (size_t k = 1; k < cnt; k++) {
+                double d = sr->dist[sr->order[k]];
+                inv += 1 / d;
+                fin += d;
+                if (d > mx) mx = d;
+            }
+            wk->inv_sum[u] = inv;
+            wk->fin_sum[u] = fin;
+            wk->fin_max[u] = mx;
+            wk->reach[u] = cnt - 1;
+            if (bc) brandes(wk, sr, cnt);
         }
-        wk->inv_sum[u] = inv;
-        wk->fin_sum[u] = fin;
-        wk->fin_max[u] = mx;
-        wk->reach[u] = cnt - 1;
-        if (bc) brandes(wk, sr, cnt);
+        if (stop_asked(host)) return GPUCOR_ERR_INTERRUPT;
     }
+    return GPUCOR_OK;
 }
 
 /* charpath's lambda from path_sums() */
@@ -589,7 +604,7 @@ static inline void put_global(const gc_bct_job *job, int metric, size_t s, doubl
 #define ASKED_G(m) (job->global_col[m] >= 0)
 
 int gc_bct_subject(const gc_bct_job *job, size_t s, gc_bct_work *wk, int searchers,
-                   gc_bct_bad *bad)
+                   gc_host *host, gc_bct_bad *bad)
 {
     size_t n = job->n;
     int st = prepare(job, s, wk, bad);
@@ -675,7 +690,7 @@ int gc_bct_subject(const gc_bct_job *job, size_t s, gc_bct_work *wk, int searche
     int want_bc = ASKED(BCT_BETWEENNESS) || ASKED(BCT_BETWEENNESS_NORM);
     if (want_bc || ASKED(BCT_ECCENTRICITY) || ASKED_G(BCT_GLOBAL_EFF) || ASKED_G(BCT_CHAR_PATH) ||
         ASKED_G(BCT_RADIUS) || ASKED_G(BCT_DIAMETER)) {
-        path_sums(wk, searchers, want_bc);
+        if ((st = path_sums(wk, searchers, want_bc, host)) != GPUCOR_OK) return st;
         double inv = 0, rad = NAN, dia = NAN, pairs = (double) n * (double) (n - 1);
         for (size_t u = 0; u < n; u++) {
             inv += wk->inv_sum[u];
@@ -706,18 +721,22 @@ int gc_bct_subject(const gc_bct_job *job, size_t s, gc_bct_work *wk, int searche
     for (int v = 0; v < 2; v++) {
         int metric = v ? BCT_LOCAL_EFF_ORIG : BCT_LOCAL_EFF;
         if (!ASKED(metric)) continue;
+        for (size_t u0 = 0; u0 < n; u0 += BCT_CHUNK) {
+            size_t u1 = u0 + BCT_CHUNK < n ? u0 + BCT_CHUNK : n;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(searchers) schedule(dynamic, 4) if (searchers > 1)
 #endif
-        for (size_t u = 0; u < n; u++)
-            put_nodal(job, metric, s, u, local_eff(wk, &wk->sr[thread_id()], u, v));
+            for (size_t u = u0; u < u1; u++)
+                put_nodal(job, metric, s, u, local_eff(wk, &wk->sr[thread_id()], u, v));
+            if (stop_asked(host)) return GPUCOR_ERR_INTERRUPT;
+        }
     }
 
     /* small-worldness, last: the random graphs and lattices take over the
      * workspace's edges */
     if (ASKED_G(BCT_SIGMA) || ASKED_G(BCT_OMEGA)) {
         double c0 = mean_clustering(wk, searchers), l0, cr = 0, lr = 0, cl = 0;
-        path_sums(wk, searchers, 0);
+        if ((st = path_sums(wk, searchers, 0, host)) != GPUCOR_OK) return st;
         l0 = lambda_of(job, wk);
         memcpy(wk->w0, wk->w, n * n * sizeof(double));
         for (int lat = 0; lat < 2; lat++) {
@@ -733,7 +752,7 @@ int gc_bct_subject(const gc_bct_job *job, size_t s, gc_bct_work *wk, int searche
                     cl += c;
                 } else {
                     cr += c;
-                    path_sums(wk, searchers, 0);
+                    if ((st = path_sums(wk, searchers, 0, host)) != GPUCOR_OK) return st;
                     lr += lambda_of(job, wk);
                 }
             }
@@ -777,7 +796,7 @@ int gc_bct_cpu(const gc_bct_job *job, gc_host *host, int *threads_used, gc_bct_b
 #endif
             for (size_t s = s0; s < s1; s++) {
                 gc_bct_bad b;
-                if (gc_bct_subject(job, s, wk[thread_id()], 1, &b) != GPUCOR_OK) {
+                if (gc_bct_subject(job, s, wk[thread_id()], 1, NULL, &b) != GPUCOR_OK) {
 #ifdef _OPENMP
 #pragma omp critical(gc_bct_bad)
 #endif
@@ -786,8 +805,11 @@ int gc_bct_cpu(const gc_bct_job *job, gc_host *host, int *threads_used, gc_bct_b
             }
         } else {
             gc_bct_bad b;
-            if (gc_bct_subject(job, s0, wk[0], nt, &b) != GPUCOR_OK) *bad = b;
+            int st = gc_bct_subject(job, s0, wk[0], nt, host, &b);
+            if (st == GPUCOR_ERR_INVALID) *bad = b;
+            else if (st != GPUCOR_OK) status = st;
         }
+        if (status != GPUCOR_OK) break;
         if (bad->subject != (size_t) -1) status = GPUCOR_ERR_INVALID;
         else if (host->interrupted && host->interrupted()) status = GPUCOR_ERR_INTERRUPT;
         else if (host->progress) host->progress(host->progress_ctx, (double) s1 / (double) nsub);

@@ -95,9 +95,11 @@ void gc_bct_work_free(gc_bct_work *wk);
 
 /* Subject s into the job's outputs, its searches (betweenness sources,
  * local efficiency nodes) on 'searchers' threads (<= the workspace's).
- * Returns GPUCOR_OK, or GPUCOR_ERR_INVALID with *bad set. */
+ * host: NULL on a worker thread; from the master thread, its interrupt
+ * hook is called between chunks of the subject's searches.  Returns
+ * GPUCOR_OK, GPUCOR_ERR_INTERRUPT, or GPUCOR_ERR_INVALID with *bad set. */
 int gc_bct_subject(const gc_bct_job *job, size_t s, gc_bct_work *wk, int searchers,
-                   gc_bct_bad *bad);
+                   gc_host *host, gc_bct_bad *bad);
 
 /* The CPU driver: every subject, on host->opts->nthreads threads;
  * interrupts and progress between groups of subjects.  On

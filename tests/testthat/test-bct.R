@@ -290,3 +290,25 @@ test_that("small-worldness: sigma and omega from the random networks and lattice
   star <- matrix(0, 5, 5); star[1, -1] <- star[-1, 1] <- 1
   expect_silent(gpu_brain_metrics(star, metrics = "sigma", seed = 1, backend = "cpu"))
 })
+
+test_that("a network larger than a chunk of searches: one subject's threads as several subjects'", {
+  skip_if_not_installed("igraph")
+  info <- new_seed()
+  n <- 300
+  x <- abs(random_net(n))
+  ms <- c("betweenness", "eccentricity", "local_efficiency", "global_efficiency")
+  one <- withr::with_options(list(gpucor.threads = 2L),
+                             gpu_brain_metrics(x, metrics = ms, threshold = 0.05, backend = "cpu"))
+  two <- withr::with_options(list(gpucor.threads = 2L),
+                             gpu_brain_metrics(list(x, x), metrics = ms, threshold = 0.05,
+                                               backend = "cpu"))
+  for (m in c("betweenness", "eccentricity", "local_efficiency"))
+    expect_equal(one$nodal[[m]], two$nodal[[m]][1:n], tolerance = 1e-13, info = paste(info, m))
+  expect_equal(two$global$global_efficiency, rep(one$global$global_efficiency, 2),
+               tolerance = 1e-13)
+  W <- bct_prepare(x, threshold = 0.05)
+  g <- igraph::graph_from_adjacency_matrix(bct_lengths(W) * 2^32, mode = "undirected",
+                                           weighted = TRUE, diag = FALSE)
+  expect_close(one$nodal$betweenness,
+               2 * igraph::betweenness(g, directed = FALSE, weights = igraph::E(g)$weight), info)
+})
