@@ -111,7 +111,9 @@
 #' searches do).  The results are the same as one call per subject.
 #'
 #' @param x a square numeric matrix (one network), a regions x regions x
-#'   subjects array, or a list of square matrices of one size.
+#'   subjects array, or a list of square matrices of one size; or an
+#'   undirected `igraph` graph (or a list of them), its weights
+#'   `E(x)$weight` (1 without them), as in [gpu_shortest_paths()].
 #' @param metrics which measures (see Metrics); `NULL` (the default): all
 #'   but sigma and omega, the module ones only with a `partition`.
 #' @param partition `NULL`, or module labels: a vector with one label per
@@ -277,10 +279,17 @@ gpu_brain_metrics <- function(x, metrics = NULL, partition = NULL, threshold = N
 # regions' labels.
 .brain_input <- function(x) {
   subjects <- NULL
+  if (inherits(x, "igraph")) x <- list(x)
   if (is.list(x) && !is.data.frame(x)) {
     if (!length(x)) stop("'x' is an empty list: give at least one network")
     mats <- lapply(seq_along(x), function(s) {
       m <- x[[s]]
+      if (inherits(m, "igraph")) {
+        g <- .graph_of_igraph(m, "weights")
+        if (g$directed)
+          stop(sprintf("'x[[%d]]' is a directed graph: gpu_brain_metrics() takes undirected networks", s))
+        m <- g$w
+      }
       if (is.data.frame(m) || isS4(m)) m <- as.matrix(m)
       if (!is.matrix(m) || !(is.numeric(m) || is.logical(m)))
         stop(sprintf("'x[[%d]]' must be a numeric matrix", s))

@@ -312,3 +312,15 @@ test_that("a network larger than a chunk of searches: one subject's threads as s
   expect_close(one$nodal$betweenness,
                2 * igraph::betweenness(g, directed = FALSE, weights = igraph::E(g)$weight), info)
 })
+
+test_that("igraph graphs are networks too", {
+  skip_if_not_installed("igraph")
+  x <- abs(random_net(8))
+  diag(x) <- 0
+  dimnames(x) <- list(LETTERS[1:8], LETTERS[1:8])
+  g <- igraph::graph_from_adjacency_matrix(x, mode = "undirected", weighted = TRUE, diag = FALSE)
+  expect_identical(gpu_brain_metrics(g, backend = "cpu"), gpu_brain_metrics(x, backend = "cpu"))
+  expect_identical(gpu_brain_metrics(list(a = g, b = g), backend = "cpu")$global$subject, c("a", "b"))
+  d <- igraph::graph_from_adjacency_matrix(x, mode = "directed", weighted = TRUE)
+  expect_error(gpu_brain_metrics(d), "directed graph")
+})
