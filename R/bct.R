@@ -23,8 +23,9 @@
 #' to 0.  **Ties** at the cut are kept as BCT's stable `sortrows` keeps
 #' them: the pair found first in column-major order of the upper triangle
 #' (the earlier column, then the earlier row) first, so the result is
-#' exactly BCT's.  (bctpy's `threshold_proportional` sorts with an
-#' unstable sort and may keep other tied pairs.)  `"absolute"` is
+#' exactly BCT's.  (bctpy's `threshold_proportional` differs: it
+#' reverses an unstable sort, so it may keep other tied pairs, and its
+#' `np.round` takes halves to even, so it may keep one pair fewer.)  `"absolute"` is
 #' `threshold_absolute(W, thr)`: weights below `threshold` become 0.
 #' Then `normalize = TRUE` divides by the largest weight
 #' (`weight_conversion(W, "normalize")`).  The weights must be finite, and
