@@ -36,6 +36,8 @@ SEXP gpucor_edges_finish(SEXP ptr);
 SEXP gpucor_edges_end(SEXP ptr);
 SEXP gpucor_edges_pass(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
                        SEXP crit, SEXP spec);
+SEXP gpucor_bct(SEXP x, SEXP partition, SEXP spec, SEXP opts);
+SEXP gpucor_bct_rewire(SEXP w, SEXP lattice, SEXP iter, SEXP seed, SEXP subject, SEXP k);
 SEXP gpucor_apsp(SEXP w, SEXP size, SEXP weights, SEXP threshold, SEXP directed,
                  SEXP what, SEXP opts);
 SEXP gpucor_aracne(SEXP mi, SEXP eps, SEXP eta, SEXP opts);
@@ -129,6 +131,8 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_knn, 8),
     CALLDEF(gpucor_range, 8),
     CALLDEF(gpucor_apsp, 7),
+    CALLDEF(gpucor_bct, 4),
+    CALLDEF(gpucor_bct_rewire, 6),
     CALLDEF(gpucor_aracne, 4),
     CALLDEF(gpucor_clr_mrnet, 3),
     CALLDEF(gpucor_prune_x, 7),

@@ -50,6 +50,8 @@ verbose_cases <- list(
                                                              verbose = TRUE)),
   gpu_degree_centrality = list(function(b) gpu_degree_centrality(vx, 0.2, backend = b,
                                                                  verbose = TRUE)),
+  gpu_brain_metrics = list(function(b) gpu_brain_metrics(vw, threshold = 0.2, verbose = TRUE),
+                           NULL, "cpu"),
   gpu_bicor = list(function(b) gpu_bicor(vx, backend = b, verbose = TRUE)),
   gpu_adjacency = list(function(b) gpu_adjacency(vx, backend = b, verbose = TRUE)),
   gpu_soft_threshold = list(function(b) gpu_soft_threshold(vx, powerVector = 1:3, backend = b,
