@@ -19,6 +19,9 @@
 #'   BiocNeighbors parameter for bluster, scran, scater).
 #' * Networks without the matrix: [gpu_cor_edges()] (threshold, top-k,
 #'   density, exact FDR), [gpu_shortest_paths()], [gpu_network_metrics()].
+#' * Brain networks: [gpu_brain_metrics()] (the Brain Connectivity
+#'   Toolbox's nodal and global measures, many subjects in one call),
+#'   [gpu_degree_centrality()] (voxel degree centrality from time series).
 #' * Mutual-information networks: [gpu_knnmi()], [gpu_build_mim()],
 #'   [gpu_aracne_a()], [gpu_aracne_m()], [gpu_clr()], [gpu_mrnet()].
 #' * WGCNA: [gpu_adjacency()], [gpu_soft_threshold()], [gpu_tom()],
@@ -47,6 +50,8 @@
 #' | `parmigene::knnmi.all()`, `aracne.a()`, `aracne.m()`, `clr()`, `mrnet()` | [gpu_knnmi()], [gpu_aracne_a()], ... | arguments (`mat` is `x`); values | `noise` jitter reproducible (default 0) |
 #' | `minet::build.mim()` | [gpu_build_mim()] | arguments; correlation estimators | no discretizing estimators (`disc = "none"`) |
 #' | `BiocNeighbors::findKNN()`, `findNeighbors()` | [gpu_knn()], [gpu_range()], or [GpucorParam()] | `X`, `k` (`threshold`) first; exact neighbours | gpucor's `"cosine"` is 1 - cos, BiocNeighbors' sqrt(2 (1 - cos)) ([GpucorParam()] follows BiocNeighbors) |
+#' | BCT's `strengths_und()`, `clustering_coef_wu()`, `efficiency_wei()`, `betweenness_wei()`, ... | [gpu_brain_metrics()] | BCT's definitions (its MATLAB source), thresholding and rounding; values to about 1e-12 | undirected networks only; many subjects in one call; small-world random graphs from gpucor's own generator |
+#' | AFNI's `3dDegreeCentrality` | [gpu_degree_centrality()] | binary and weighted degree above a correlation threshold | exact threshold and density (ties kept together); Spearman and Kendall too; never n x n |
 #' | `igraph::distances()` | [gpu_shortest_paths()] | takes the graph and `weights`; lengths to about 1e-12 | all pairs only; an edge of weight 0 is an error (no edge in a matrix) |
 #' | `cor()` then a filter, `scran::correlatePairs()` | [gpu_cor_edges()] | `cor.test()` p-values, `p.adjust()`'s BH | the matrix is never stored; columns `from`, `to` first, for `igraph::graph_from_data_frame()` |
 #'

@@ -903,7 +903,12 @@ gpu_soft_threshold <- function(data, dataIsExpr = TRUE, weights = NULL, Rsquared
 #' \eqn{(L_{ij} - a_{ij}) / (\min(k_i, k_j) - a_{ij})}{(L_ij - a_ij) /
 #' (min(k_i, k_j) - a_ij)} ("unsigned"; "signed" takes
 #' absolute values; "signed Nowick" keeps the sign; the "2" types are
-#' WGCNA's newer \eqn{(a_{ij} + (L_{ij} - 2 a_{ij}) / (den - 1)) / 2}).  As
+#' WGCNA's newer \eqn{(a_{ij} + (L_{ij} - 2 a_{ij}) / (den - 1)) / 2};
+#' where a gene's connectivity outside the pair is tiny, \eqn{den - 1} and
+#' \eqn{L_{ij} - 2 a_{ij}} are differences of nearly equal sums, so such a
+#' value depends on the order of summation -- WGCNA's and gpucor's, each
+#' rounding correctly, may differ there by about \eqn{10^{-16} (k + 1) / (den
+#' - 1)} relative, e.g. 1e-5 when \eqn{den - 1} is 1e-11).  As
 #' in WGCNA, a signed TOM of an unsigned network, and every "signed Nowick",
 #' is made of the adjacency \eqn{sign(r) |r|^\beta}.
 #'

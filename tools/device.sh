@@ -71,7 +71,7 @@ profile-edges)
     package = "gpucor", load_package = "installed", reporter = "summary")); cat(sprintf("%s tests: %d passed, %d failed, %d skipped\n",
     a, sum(r$passed), sum(r$failed) + sum(r$error), sum(r$skipped)))' "$t" 2>&1 | tee "$OUT/$w.log" | tail -30 ;;
 sanitize-edges|sanitize-paths|sanitize-hclust|sanitize-wgcna|sanitize-devices|sanitize-bpparam|\
-sanitize-shrink|sanitize-mim|sanitize-knnmi|sanitize-prune|sanitize-neighbors)
+sanitize-shrink|sanitize-mim|sanitize-knnmi|sanitize-prune|sanitize-neighbors|sanitize-degree)
   # memcheck with leak check, then racecheck, over one test file
   t=${w#sanitize-}
   cat > /tmp/san-$t.R <<R
