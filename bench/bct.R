@@ -6,6 +6,7 @@
 # the plain-R reference of BCT's definitions (tests/testthat/helper-bct.R,
 # timed on `ref_subjects` subjects and scaled to all of them).
 #   Rscript bench/bct.R [subjects] [regions] [ref_subjects]
+# (GPUCOR_BENCH_THREADS=n: the CPU engine's threads, default 2)
 suppressPackageStartupMessages(library(gpucor))
 source("tests/testthat/helper-bct.R")
 a <- as.integer(commandArgs(TRUE))
@@ -13,7 +14,7 @@ S <- if (length(a) >= 1) a[1] else 50L
 n <- if (length(a) >= 2) a[2] else 400L
 nref <- if (length(a) >= 3) a[3] else 1L
 p <- 0.1
-threads <- getOption("gpucor.threads", 2L)
+threads <- as.integer(Sys.getenv("GPUCOR_BENCH_THREADS", getOption("gpucor.threads", 2L)))
 options(gpucor.threads = threads)
 set.seed(1)
 modules <- rep(seq_len(10), length.out = n)

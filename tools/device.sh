@@ -10,7 +10,7 @@
 #                          [<file>-tests] [sanitize-<file>] [dist-file]
 #                          [sanitize-dist-file] [property] [classes32]
 #                          [reproducers-base] [cov] [sanitize-32] [sanitize-sinks]
-#                          [sanitize-mi] [modules] [sweep] [sweep-profile] [consensus] [neighbors] [neighbors-scale] [degree] [knn-ncu] [memcheck-neighbors] [modules-big]
+#                          [sanitize-mi] [modules] [sweep] [sweep-profile] [consensus] [neighbors] [neighbors-scale] [degree] [bct] [knn-ncu] [memcheck-neighbors] [modules-big]
 #   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all;
 #   compare times the GPU cases of bench/compare_case.R with the build of
 #   .bench-base/ -- a carried copy of the code before the change, made with
@@ -232,6 +232,11 @@ degree)
   Rscript bench/degree.R ${GPUCOR_BENCH_DEG:-} 2>&1 | tee "$OUT/degree.log" | tail -20
   kill $smi 2>/dev/null
   echo "peak device memory (MiB): $(sort -t, -k2 -n "$OUT/degree-mem.csv" | tail -1)" ;;
+bct)
+  # issue 36: gpu_brain_metrics() on the machine's cores (bench/bct.R),
+  # GPUCOR_BENCH_BCT="subjects regions ref_subjects" (default 1000 400 1)
+  GPUCOR_BENCH_THREADS=$(nproc) Rscript bench/bct.R ${GPUCOR_BENCH_BCT:-1000 400 1} 2>&1 \
+    | tee "$OUT/bct.log" | tail -16 ;;
 knn-ncu)
   # the k-NN kernels' durations and throughput on 200000 x 50, k = 30
   # (the first panel's launches)
