@@ -169,6 +169,11 @@ gpu_hclust <- function(d = NULL,
     if (backend == "gpu" && reducible) {
       data <- x
     } else {
+      # one bar for the distances' engine call and the clustering's; the
+      # distances' share as on the GPU (src/hclust.c): p coordinates a
+      # pair against the merges' few scans of each distance
+      bar <- .progress_begin("gpu_hclust")
+      .progress_frame(bar, "distances", 1L, 2L, ncol(x) / (ncol(x) + 8))
       data <- gpu_dist(x, method = dist.method, p = pw,
                        backend = backend, precision = "double", devices = devices)
       if (anyNA(data))
@@ -177,6 +182,7 @@ gpu_hclust <- function(d = NULL,
              "coordinates): remove those rows, or compute the distances with gpu_dist() ",
              "and replace the NAs")
       inplace <- TRUE   # our own copy: the engine may overwrite it
+      .progress_frame(bar, "clustering", 2L, 2L)
     }
   } else if (!is.double(data)) {
     data <- as.double(data)

@@ -62,7 +62,7 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts, SEX
     }
     gpucor_progress pr;
     gc_host host;
-    gpucor_host_init(&host, &o, &pr);
+    gpucor_host_init(&host, &o, &pr, fun);
     gc_file *f = isNull(file) ? NULL
                : gpucor_file_open(file, p, q, isNull(y), isNull(y) && ms->zero_diag, &o,
                                   &sink, &host, fun);
@@ -108,7 +108,7 @@ SEXP gpucor_sparse_cor(SEXP colptr, SEXP rowind, SEXP val, SEXP nrow,
     gc_sink sink = {.kind = SINK_DENSE, .symmetric = 1, .p = p, .q = p, .out = REAL(ans)};
     gpucor_progress pr;
     gc_host host;
-    gpucor_host_init(&host, &o, &pr);
+    gpucor_host_init(&host, &o, &pr, "gpu_cor");
     int sd0 = 0, ill = 0;
     int status = cpu_sparse_cor(cp, ri, REAL(val), n, p, asLogical(spearman) == TRUE,
                                 &sink, &host, &sd0, &ill);
@@ -120,6 +120,7 @@ SEXP gpucor_sparse_cor(SEXP colptr, SEXP rowind, SEXP val, SEXP nrow,
         UNPROTECT(1);
         gpucor_raise(status, "gpu_cor");
     }
+    gpucor_progress_finish(host.progress_ctx);
     setAttrib(ans, install("sd0"), ScalarLogical(sd0));
     gpucor_set_threads(ans, &o, o.nthreads);
     UNPROTECT(1);

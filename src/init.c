@@ -22,8 +22,10 @@ SEXP gpucor_cov_bad(SEXP r, SEXP sx, SEXP sy, SEXP symmetric);
 SEXP gpucor_cov_diag(SEXP r, SEXP x, SEXP pairwise, SEXP threads);
 SEXP gpucor_sparse_cor(SEXP colptr, SEXP rowind, SEXP val, SEXP nrow, SEXP spearman,
                        SEXP opts);
-SEXP gpucor_progress_new(SEXP show);
+SEXP gpucor_progress_new(SEXP delay, SEXP label);
+SEXP gpucor_progress_frame(SEXP st, SEXP step, SEXP k, SEXP npass, SEXP weight);
 SEXP gpucor_progress_step(SEXP st, SEXP frac);
+SEXP gpucor_progress_end(SEXP st, SEXP ok);
 SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
                   SEXP crit);
 SEXP gpucor_edges_begin(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
@@ -114,8 +116,10 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_dist, 5),
     CALLDEF(gpucor_knnmi, 8),
     CALLDEF(gpucor_knnmi_full, 3),
-    CALLDEF(gpucor_progress_new, 1),
+    CALLDEF(gpucor_progress_new, 2),
+    CALLDEF(gpucor_progress_frame, 5),
     CALLDEF(gpucor_progress_step, 2),
+    CALLDEF(gpucor_progress_end, 2),
     CALLDEF(gpucor_edges, 7),
     CALLDEF(gpucor_edges_begin, 7),
     CALLDEF(gpucor_edges_next, 1),
