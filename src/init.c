@@ -57,6 +57,7 @@ SEXP gpucor_scale_copy(SEXP a, SEXP f, SEXP opts);
 SEXP gpucor_bicor_pairs(SEXP x, SEXP fx, SEXP y, SEXP fy, SEXP params, SEXP r, SEXP opts);
 SEXP gpucor_bicor_file(SEXP zx, SEXP zy, SEXP x, SEXP y, SEXP fx, SEXP fy, SEXP params,
                        SEXP opts, SEXP file, SEXP what);
+SEXP gpucor_adjacency_check(SEXP a, SEXP lo, SEXP opts);
 SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP params,
                     SEXP opts, SEXP file);
 SEXP gpucor_cutree_tree(SEXP merge, SEXP height, SEXP order, SEXP nmade, SEXP params,
@@ -143,6 +144,7 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_bicor_pairs, 7),
     CALLDEF(gpucor_bicor_file, 10),
     CALLDEF(gpucor_network, 8),
+    CALLDEF(gpucor_adjacency_check, 3),
     CALLDEF(gpucor_cutree_tree, 6),
     CALLDEF(gpucor_module_eigengenes, 5),
     CALLDEF(gpucor_fingerprint, 1),

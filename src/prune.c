@@ -24,7 +24,10 @@ static size_t checked(SEXP mi, const gc_opts *o, int *negative)
     if ((size_t) ncols(mi) != n) error("'mi' must be a square matrix");
     size_t i = 0, j = 0;
     const double *v = REAL(mi);
-    switch (gc_prune_check(v, n, &i, &j, negative, o->nthreads)) {
+    gc_host h = {.opts = o, .interrupted = gpucor_interrupted};   /* Ctrl-C only */
+    switch (gc_prune_check(v, n, &i, &j, negative, o->nthreads, &h)) {
+    case PRUNE_INTERRUPTED:
+        gpucor_raise(GPUCOR_ERR_INTERRUPT, "gpucor");   /* R's interrupt */
     case PRUNE_NONFINITE:
         error("'mi' must have finite values (mi[%zu, %zu] is %g)", i + 1, j + 1, v[i + j * n]);
     case PRUNE_ASYMMETRIC:

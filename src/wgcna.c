@@ -300,3 +300,23 @@ SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP pa
     UNPROTECT(nprot);
     return ans;
 }
+
+/* gpu_tom(adjacency =)'s checks (R/wgcna.R, .check_adjacency()): c(what,
+ * na), what 0 fine, 1 not symmetric (within 1e-12), 2 a value outside
+ * [lo, 1]; na: some value is NA.  Interruptible, on the threads. */
+SEXP gpucor_adjacency_check(SEXP a, SEXP lo, SEXP opts)
+{
+    if (TYPEOF(a) != REALSXP || !isMatrix(a) || nrows(a) != ncols(a))
+        error("internal error: the adjacency must be a square double matrix");
+    gc_opts o;
+    gpucor_opts(opts, &o);
+    gc_host h = {.opts = &o, .interrupted = gpucor_interrupted};   /* Ctrl-C only */
+    int na = 0;
+    int r = gc_adjacency_check(REAL(a), (size_t) nrows(a), asReal(lo), 1e-12, o.nthreads, &h,
+                               &na);
+    if (r == ADJ_INTERRUPTED) gpucor_raise(GPUCOR_ERR_INTERRUPT, "gpu_tom");
+    SEXP ans = allocVector(INTSXP, 2);
+    INTEGER(ans)[0] = r;
+    INTEGER(ans)[1] = na;
+    return ans;
+}

@@ -102,6 +102,17 @@ int gc_hclust_generic_cpu(double *D, size_t n, int method, const double *members
 int gc_hclust_finish(size_t n, const gc_hclust_merges *in, int sorted, int *merge,
                      double *height, int *order);
 
+/* The share of the chain's work done after 'merges' of the n - 1 merges,
+ * for the progress bar: a step scans the clusters still active, n - m
+ * after m merges, so the work done is about 1 - ((n - 1 - m) / (n - 1))^2
+ * (the merges' count alone runs ahead: the first half of them takes three
+ * quarters of the time). */
+static inline double gc_hclust_chain_done(size_t merges, size_t n)
+{
+    double left = n > 1 ? (double) (n - 1 - merges) / (double) (n - 1) : 0;
+    return 1 - left * left;
+}
+
 /* src[0 .. len) into dst as doubles or (single) floats, over nthreads;
  * returns the index of the first value that is not finite, or len. */
 size_t gc_hclust_stage(const double *src, size_t len, void *dst, int single, int nthreads);

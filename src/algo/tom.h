@@ -65,6 +65,15 @@ int gc_tom_cpu(double *A, size_t n, size_t ld, const gc_tom_args *ta,
  * columns [c0, c1) of A. */
 void gc_tom_degrees(double *A, size_t n, size_t ld, size_t c0, size_t c1, double *k);
 
+/* gpu_tom(adjacency =)'s checks of the n x n A, as R/wgcna.R states them:
+ * ADJ_ASYMMETRIC when two mirrored values differ by more than tol (pairs
+ * with an NA aside), else ADJ_RANGE when a value is outside [lo, 1]; *na:
+ * some value is NA or NaN.  One pass over A by 64 x 64 tiles on nthreads,
+ * in chunks of columns with Ctrl-C between them (ADJ_INTERRUPTED). */
+enum { ADJ_OK = 0, ADJ_ASYMMETRIC, ADJ_RANGE, ADJ_INTERRUPTED };
+int gc_adjacency_check(const double *A, size_t n, double lo, double tol, int nthreads,
+                       const gc_host *host, int *na);
+
 /* GPU (cuda/tom.cu): open() takes the device memory of the n x n
  * adjacency (*dev_a, leading dimension n, float when single) on 'device';
  * it is filled by the correlation engine (SINK_DENSE_DEVICE) or upload()

@@ -398,7 +398,7 @@ static int run(gc_hclust_dev *h, int method, const double *members, gc_hclust_me
                     }
                     if (host->progress)
                         host->progress(host->progress_ctx,
-                                       (double) hmerges[1 - b] / (double) (n - 1));
+                                       gc_hclust_chain_done((size_t) hmerges[1 - b], n));
                 }
             }
             r++;
