@@ -834,6 +834,7 @@ gpu_blockwise_modules <- function(
   TOMFiles <- if (saveTOMs) tom_file else NULL
   names(colors) <- gene_names
   names(merged_colors) <- gene_names
+  .progress_end(bar)
   list(colors = merged_colors, unmergedColors = colors, MEs = sample_MEs,
        goodSamples = gsg$goodSamples, goodGenes = good_genes, dendrograms = list(tree),
        TOMFiles = TOMFiles, blockGenes = block_genes, blocks = blocks, MEsOK = MEsOK)

@@ -680,6 +680,7 @@ gpu_blockwise_consensus_modules <- function(
          calibratedIndividualTOMFileNames = NULL,
          networkCalibrationSamples = cons$samples, consensusQuantile = consensusQuantile,
          originCount = cons$originCount)
+  .progress_end(bar)
   list(colors = merged_colors, unmergedColors = colors, multiMEs = multiMEs,
        goodSamples = gsg$goodSamples, goodGenes = good_genes, dendrograms = list(tree),
        TOMFiles = TOMFiles, blockGenes = block_genes, blocks = blocks,

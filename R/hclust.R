@@ -164,6 +164,7 @@ gpu_hclust <- function(d = NULL,
                   "Cluster a subset, or use the GPU (the distances stay on the device).")
 
   inplace <- FALSE
+  bar <- NULL
   data <- d
   if (!is.null(x)) {
     if (backend == "gpu" && reducible) {
@@ -194,6 +195,7 @@ gpu_hclust <- function(d = NULL,
                           .engine_opts(run_backend, precision, verbose, devices), inplace),
                     "gpu_hclust", run_backend, precision, devices, verbose)
   rm(data)
+  .progress_end(bar)
   if (isTRUE(attr(r, "nonfinite"))) warning("treating non-finite values as NA")
   structure(list(merge = r[[1L]], height = r[[2L]], order = r[[3L]],
                  labels = labels, method = .gpucor_hclust_methods[i.meth],

@@ -117,7 +117,10 @@ void gpucor_progress_update(void *ctx, double frac)
     if (!pr || !pr->show || pr->ended) return;
     if (!(frac > 0)) frac = 0;
     if (frac > 1) frac = 1;
-    int final = frac >= 1 && (pr->k >= pr->npass || pr->over) && pr->fk >= pr->fnpass;
+    /* the end: of the last pass of the last step; a loop's bar in R ends
+     * when the loop says (work in R may follow its last engine call) */
+    int final = frac >= 1 && (pr->k >= pr->npass || pr->over) && pr->fk >= pr->fnpass &&
+                (!pr->loop || pr->closing);
     double f = pr->lo + (pr->hi - pr->lo) * (pr->base + pr->span * frac);
     if (final) f = 1;
     else if (f > 0.999) f = 0.999;   /* 100% only at the end of the last pass */
@@ -192,6 +195,7 @@ SEXP gpucor_progress_new(SEXP delay, SEXP label)
     SEXP st = PROTECT(allocVector(RAWSXP, sizeof(gpucor_progress)));
     double d = asReal(delay);
     gpucor_progress_init((gpucor_progress *) RAW(st), ISNAN(d) ? -1 : d, string_arg(label));
+    ((gpucor_progress *) RAW(st))->loop = 1;
     UNPROTECT(1);
     return st;
 }
@@ -236,6 +240,7 @@ SEXP gpucor_progress_end(SEXP st, SEXP ok)
     gpucor_progress *pr = state(st);
     if (!pr->show || pr->ended) return R_NilValue;
     if (asLogical(ok) == TRUE) {
+        pr->closing = 1;
         pr->over = 1;
         pr->fk = pr->fnpass;
         pr->base = 0;

@@ -21,6 +21,8 @@ typedef struct {
     int show, shown, ended, dirty;
     int k, npass, fk, fnpass;   /* the pass, and the R loop's step (frame) */
     int len;                    /* characters of the last line printed */
+    int loop, closing;          /* a loop's bar in R: only the loop ends it
+                                   (gpucor_progress_end sets closing) */
     int over;                   /* the engine call's passes are over (those
                                    left were not needed: gpucor_progress_finish) */
     double delay, start, last;  /* seconds; the clock at start, at the last print */

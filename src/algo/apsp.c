@@ -105,7 +105,7 @@ int gc_apsp_asymmetric(const gc_apsp_src *s, size_t *bi, size_t *bj, int nthread
     size_t first = SIZE_MAX;   /* i + j n of the first upper pair that differs */
     /* column blocks reading about GC_COPY_CHUNK bytes between the checks
      * for Ctrl-C (a 30000-vertex matrix is 7.2 GB) */
-    size_t per = GC_COPY_CHUNK / sizeof(double) / (T * n) + 1;
+    size_t per = GC_COPY_CHUNK / sizeof(double) / (T * (n ? n : 1)) + 1;
     for (size_t c0 = 0; c0 < nb && first == SIZE_MAX; c0 += per) {
         if (gc_host_interrupted(host)) return -1;
         first = asymmetric_cols(s, T, c0, c0 + per < nb ? c0 + per : nb, nthreads);

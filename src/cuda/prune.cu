@@ -498,7 +498,7 @@ extern "C" int gc_prune_cuda(const gc_prune_dev_job *job, gc_host *host, char *m
         maxmin = job->eta == 1 || !flags[1];
     } else {
         /* the host's mi up in chunks of columns, with Ctrl-C between them */
-        size_t per = GC_COPY_CHUNK / (n * sizeof(double)) + 1;
+        size_t per = GC_COPY_CHUNK / ((n ? n : 1) * sizeof(double)) + 1;
         for (size_t j0 = 0; j0 < n; j0 += per) {
             if (gc_host_interrupted(host)) {
                 status = GPUCOR_ERR_INTERRUPT;

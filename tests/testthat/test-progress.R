@@ -103,10 +103,10 @@ test_that("gpu_cor, gpu_hclust, gpu_shortest_paths, gpu_cor_edges name their ste
 
 test_that("a loop of engine calls in R has one bar, labelled as the function", {
   skip_if_not_installed("DelayedArray")
-  withr::local_options(DelayedArray.block.size = 8 * 60 * 100)   # 4 blocks of columns
+  # blocks of 100 columns
   old <- DelayedArray::getAutoBlockSize()
-  DelayedArray::setAutoBlockSize(8 * 60 * 100)
-  on.exit(DelayedArray::setAutoBlockSize(old), add = TRUE)
+  suppressMessages(DelayedArray::setAutoBlockSize(8 * 60 * 100))
+  on.exit(suppressMessages(DelayedArray::setAutoBlockSize(old)), add = TRUE)
   dx <- DelayedArray::DelayedArray(x)
   out <- bar_output(r <- gpucor::gpu_cor(dx, backend = "cpu"))
   st <- expect_bar(out, "gpu_cor", sprintf("blocks (%d/10)", 1:10), "gpu_cor(DelayedArray)")
@@ -130,4 +130,22 @@ test_that("an error in the middle of a bar leaves the line ended", {
   expect_identical(lengths(regmatches(out, gregexpr("\n", out, fixed = TRUE))), 1L)
   # the next call's bar is whole again
   expect_bar(bar_output(gpucor::gpu_cor(x, backend = "cpu")), "gpu_cor", "", "after an error")
+})
+
+test_that("gpu_blockwise_modules: one bar, its engine calls' passes inside its steps", {
+  skip_if_not_installed("dynamicTreeCut")
+  set.seed(2)
+  f <- matrix(rnorm(40 * 3), 40)
+  xm <- do.call(cbind, lapply(1:3, function(k) f[, k] + matrix(rnorm(40 * 60), 40, 60)))
+  out <- bar_output(r <- gpucor::gpu_blockwise_modules(xm, power = 6, minModuleSize = 10,
+                                                       backend = "cpu", verbose = 0))
+  # the modules' engine calls (eigengenes' correlations) do not end the bar:
+  # only the function's end does, after them
+  st <- expect_bar(out, "gpu_blockwise_modules",
+                   c("TOM (1/3)", "TOM (1/3) > adjacency (1/2)", "TOM (1/3) > TOM (2/2)",
+                     "tree (2/3)", "tree (2/3) > copy (1/2)", "tree (2/3) > merges (2/2)",
+                     "modules (3/3)"), "gpu_blockwise_modules")
+  # an engine call of the last step ends at 99%, the function at 100%
+  expect_identical(st$pct[nrow(st) - 1L], 99L)
+  expect_gt(length(unique(r$colors)), 1L)
 })
