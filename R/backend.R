@@ -107,7 +107,7 @@ gpu_info <- function() {
 #'     `"always"` shows it in any session (a log of `Rscript`, for
 #'     instance), `FALSE` never.  A call has one bar across all its steps,
 #'     written to the console's error stream (where [message()] goes), such
-#'     as \preformatted{gpu_tom: TOM (2/2) |=========           |  45% 0:09 ETA 0:11}
+#'     as `gpu_tom: TOM (2/2) |=========           |  45% 0:09 ETA 0:11`.
 #'     It names the function and the step (with its number where there
 #'     are several: the adjacency and the TOM of [gpu_tom()], the
 #'     histogram and collecting passes of [gpu_cor_edges()], the copy of
