@@ -66,8 +66,9 @@ void gpucor_progress_init(gpucor_progress *pr, double delay, const char *label)
     copy_name(pr->label, sizeof pr->label, label && *label ? label : "gpucor");
 }
 
-/* Part k of npass of [0, 1] (*lo its start, *len its length), as gc_progress_pass() says: part k
- * starts where part k - 1 ended (part 1 at 0), and the last one ends at 1. */
+/* Part k of npass of [0, 1] (*lo its start, *len its length), as
+ * gc_progress_pass() says: part k starts where part k - 1 ended (part 1 at
+ * 0), and the last one ends at 1. */
 static void next_part(double *lo, double *len, int k, int npass, double weight)
 {
     *lo = k <= 1 ? 0 : *lo + *len;
@@ -143,7 +144,7 @@ void gpucor_progress_update(void *ctx, double frac)
     double el = t - pr->start;
     clock_text(took, sizeof took, el);
     clock_text(left, sizeof left, f > 0 ? el * (1 - f) / f : -1);
-    int fill = (int) (f * BAR_WIDTH + 0.5);
+    int fill = (int) (f * BAR_WIDTH);   /* full only at 100% */
     for (int k = 0; k < BAR_WIDTH; k++) bar[k] = k < fill ? '=' : ' ';
     bar[BAR_WIDTH] = '\0';
     int len = snprintf(line, sizeof line, "%s:%s%s |%s| %3d%% %s ETA %s", pr->label, outer,
