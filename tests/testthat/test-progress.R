@@ -149,3 +149,18 @@ test_that("gpu_blockwise_modules: one bar, its engine calls' passes inside its s
   expect_identical(st$pct[nrow(st) - 1L], 99L)
   expect_gt(length(unique(r$colors)), 1L)
 })
+
+test_that("a call whose R code stops inside its bar ends the line and lets the bar go", {
+  xe <- t(x)
+  xe[1, ] <- NA   # NA distances: gpu_hclust(x =) stops in R after its first step
+  out <- bar_output(e <- tryCatch(gpucor::gpu_hclust(x = xe, method = "median", backend = "cpu"),
+                                  error = identity))
+  expect_s3_class(e, "error")
+  expect_match(conditionMessage(e), "NA/NaN values", fixed = TRUE)
+  expect_match(out, "gpu_hclust: distances (1/2)", fixed = TRUE)
+  expect_true(endsWith(out, "\n"))
+  expect_identical(lengths(regmatches(out, gregexpr("\n", out, fixed = TRUE))), 1L)
+  # the next engine call has a bar of its own again
+  expect_null(gpucor:::.gpucor_state$bar)
+  expect_bar(bar_output(gpucor::gpu_cor(x, backend = "cpu")), "gpu_cor", "", "after it")
+})
