@@ -102,8 +102,23 @@ gpu_info <- function() {
 #'     B, KB, MB, GB, TB in powers of 1000; KiB, MiB, GiB, TiB in powers of
 #'     1024).  Default (or 0): 90% of the memory free when the call starts.
 #'     Results larger than this are produced in panels of columns.}
-#'   \item{`gpucor.progress`}{Show a progress bar for runs longer than two
-#'     seconds in interactive sessions, on either engine (default `TRUE`).}
+#'   \item{`gpucor.progress`}{Show a progress bar for calls longer than two
+#'     seconds in interactive sessions, on either engine (default `TRUE`);
+#'     `"always"` shows it in any session (a log of `Rscript`, for
+#'     instance), `FALSE` never.  A call has one bar across all its steps,
+#'     written to the console's error stream (where [message()] goes), such
+#'     as `gpu_tom: TOM (2/2) |=========           |  45% 0:09 ETA 0:11`.
+#'     It names the function and the step (with its number where there
+#'     are several: the adjacency and the TOM of [gpu_tom()], the
+#'     histogram and collecting passes of [gpu_cor_edges()], the copy of
+#'     `d` and the merges of [gpu_hclust()], the blocks of an on-disk
+#'     input, the TOM, tree and modules of [gpu_blockwise_modules()]),
+#'     the fraction of the whole call done (steps are weighted by their
+#'     expected work, so 100% comes only at the end of the last), the time
+#'     taken and an estimate of the time left (the time taken scaled by the
+#'     fraction left: as good as those weights).  Internal, for tests:
+#'     option `gpucor.progress_delay` (seconds, default 2) is how long a
+#'     call runs before its bar shows.}
 #'   \item{`gpucor.verbose`}{The default of the `verbose` argument: say which
 #'     engine ran, on which device or how many threads, and how long it took
 #'     (default `FALSE`).}
@@ -223,7 +238,8 @@ NULL
        # a BiocParallel worker's share, c(from1, to1, from2, to2, ...):
        # the tiles or panels whose first column (0-based) is in a [from, to)
        cols = if (!is.null(cols)) as.double(cols),
-       progress = .opt("gpucor.progress") && interactive(),
+       # the bar (R/progress.R): its delay, or the enclosing call's bar
+       progress = .progress_opt(),
        # verbose reads the engine's team size from the profiling attributes
        profile = .opt("gpucor.profile") || verbose,
        fun = fun,

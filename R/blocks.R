@@ -20,19 +20,6 @@
   if (inherits(x, c("DelayedArray", "big.matrix"))) x else NULL
 }
 
-# The engine's progress bar (src/progress.c) over a loop of n engine calls,
-# whose own bars are off meanwhile (the caller sets gpucor.progress):
-# shown in interactive sessions once the loop has taken two seconds.
-# Returns the function to call after each of the n steps.
-.loop_progress <- function(n) {
-  st <- .Call(C_gpucor_progress_new, .opt("gpucor.progress") && interactive())
-  k <- 0
-  function() {
-    k <<- k + 1
-    invisible(.Call(C_gpucor_progress_step, st, k / n))
-  }
-}
-
 .block_bytes <- function()
   if (requireNamespace("DelayedArray", quietly = TRUE)) DelayedArray::getAutoBlockSize() else 1e8
 
@@ -96,9 +83,7 @@
     return(.bp_cor(x, y, bx, by, rows, u, method, backend, precision, devices, verbose,
                    cov, BPPARAM, cx, cy, t0))
   step <- .loop_progress(if (is.null(y)) length(bx) * (length(bx) + 1) / 2
-                         else length(bx) * length(by))
-  old <- options(gpucor.progress = FALSE)
-  on.exit(options(old), add = TRUE)
+                         else length(bx) * length(by), if (cov) "gpu_cov" else "gpu_cor")
   r <- matrix(NA_real_, p, q)
   sd0 <- FALSE
   zero_var <- nafree <- logical(p)
@@ -218,9 +203,7 @@
   d <- numeric(len)
   sd0 <- nonfinite <- FALSE
   t0 <- proc.time()[["elapsed"]]
-  step <- .loop_progress(K * (K - 1) / 2)
-  old <- options(gpucor.progress = FALSE)
-  on.exit(options(old), add = TRUE)
+  step <- .loop_progress(K * (K - 1) / 2, "gpu_dist")
   for (a in seq_len(K - 1L)) {
     A <- read(a)
     ra <- blocks[[a]]

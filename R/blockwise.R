@@ -192,6 +192,18 @@
   if (signed) 1 - r else 1 - abs(r)
 }
 
+# The shares of the progress bar of gpu_blockwise_modules() and
+# gpu_blockwise_consensus_modules() that the steps take, from the work of
+# each in units of p^2 (p genes, n samples): a TOM's products n + p
+# multiply-adds a pair, the tree's merges a few scattered reads of each
+# distance (counted as 60 multiply-adds), the consensus of the sets'
+# TOMs 4 a set, the modules (tree cut, eigengenes, merging) 30.
+.bw_progress_weights <- function(p, n, nsets) {
+  work <- c(tom = (as.double(n) + p) / 2, consensus = if (nsets > 1L) 4 * nsets else 0,
+            tree = 60, modules = 30)
+  work / (nsets * work[["tom"]] + sum(work[-1L]))
+}
+
 # 1 - TOM of the block as a 'dist' without labels, as the reference makes
 # it: from the file of saveTOMs (loadTOM), or by gpu_tom() (saved first
 # with saveTOMs), with suppressTOMForZeroAdjacencies and suppressNegativeTOM
@@ -727,12 +739,18 @@ gpu_blockwise_modules <- function(
   }
 
   if (verbose > 1) .wgcna_say(spaces, "..Working on block 1 .")
+  # one bar: the TOM, the tree, the modules (R/progress.R)
+  bar <- .progress_begin("gpu_blockwise_modules")
+  w <- .bw_progress_weights(sum(good_genes), nSamples, 1L)
+  .progress_frame(bar, "TOM", 1L, 3L, w[["tom"]])
   d <- .bw_dissimilarity(datExpr, power, networkType, TOMType, TOMDenom, corType, bo,
                          suppressTOMForZeroAdjacencies, suppressNegativeTOM, loadTOM, saveTOMs,
                          tom_file, engine, verbose, spaces)
   if (verbose > 2) .wgcna_say(spaces, "....clustering..")
+  .progress_frame(bar, "tree", 2L, 3L, w[["tree"]])
   tree <- gpu_hclust(d, method = "average", backend = backend, precision = engine$precision,
                      devices = engine$devices, verbose = verbose > 0)
+  .progress_frame(bar, "modules", 3L, 3L)
   if (identical(attr(d, "method"), "1 - TOM")) tree[c("labels", "dist.method")] <- list(NULL)
   if (verbose > 2) .wgcna_say(spaces, "....detecting modules..")
   labels <- try(gpu_cutree_dynamic(
@@ -817,6 +835,7 @@ gpu_blockwise_modules <- function(
   TOMFiles <- if (saveTOMs) tom_file else NULL
   names(colors) <- gene_names
   names(merged_colors) <- gene_names
+  .progress_end(bar)
   list(colors = merged_colors, unmergedColors = colors, MEs = sample_MEs,
        goodSamples = gsg$goodSamples, goodGenes = good_genes, dendrograms = list(tree),
        TOMFiles = TOMFiles, blockGenes = block_genes, blocks = blocks, MEsOK = MEsOK)

@@ -570,12 +570,18 @@ gpu_blockwise_consensus_modules <- function(
 
   # each set's dissimilarity 1 - TOM ('dist's of the lower triangle)
   ds <- vector("list", nSets)
+  # one bar: each set's TOM, the consensus, the tree, the modules
+  bar <- .progress_begin("gpu_blockwise_consensus_modules")
+  w <- .bw_progress_weights(n_good, max(nSamples), nSets)
+  nsteps <- nSets + 3L
   for (s in seq_len(nSets)) {
+    .progress_frame(bar, sprintf("TOM of set %d", s), s, nsteps, w[["tom"]])
     if (verbose > 2) .wgcna_say(spaces, "....Working on set", s)
     ds[[s]] <- .bw_dissimilarity(xs[[s]], power[s], networkType, TOMType, TOMDenom, corType,
                                  bo, FALSE, suppressNegativeTOM, FALSE, FALSE, "", engine,
                                  verbose, spaces)
   }
+  .progress_frame(bar, "consensus", nSets + 1L, nsteps, w[["consensus"]])
   cons <- .cs_consensus_tom(ds, networkCalibration, calibrationQuantile,
                             sampleForCalibration, sampleForCalibrationFactor,
                             getNetworkCalibrationSamples, consensusQuantile, useMean,
@@ -596,8 +602,10 @@ gpu_blockwise_consensus_modules <- function(
 
   if (verbose > 1) .wgcna_say(spaces, "..Working on block 1 .")
   if (verbose > 2) .wgcna_say(spaces, "....clustering and detecting modules..")
+  .progress_frame(bar, "tree", nSets + 2L, nsteps, w[["tree"]])
   tree <- gpu_hclust(d, method = "average", backend = backend, precision = engine$precision,
                      devices = engine$devices, verbose = verbose > 0)
+  .progress_frame(bar, "modules", nsteps, nsteps)
   labels <- gpu_cutree_dynamic(
     dendro = tree, distM = d, deepSplit = deepSplit, cutHeight = detectCutHeight,
     minClusterSize = minModuleSize, method = "hybrid", maxCoreScatter = maxCoreScatter,
@@ -673,6 +681,7 @@ gpu_blockwise_consensus_modules <- function(
          calibratedIndividualTOMFileNames = NULL,
          networkCalibrationSamples = cons$samples, consensusQuantile = consensusQuantile,
          originCount = cons$originCount)
+  .progress_end(bar)
   list(colors = merged_colors, unmergedColors = colors, multiMEs = multiMEs,
        goodSamples = gsg$goodSamples, goodGenes = good_genes, dendrograms = list(tree),
        TOMFiles = TOMFiles, blockGenes = block_genes, blocks = blocks,

@@ -178,6 +178,7 @@ gpu_hclust <- function(d = NULL,
                   "Cluster a subset, or use the GPU (the distances stay on the device).")
 
   inplace <- FALSE
+  bar <- NULL
   data <- d
   src <- ", from 'd'"   # for verbose: where the distances came from
   if (!is.null(x)) {
@@ -186,6 +187,11 @@ gpu_hclust <- function(d = NULL,
       src <- ", distances of 'x' on the device"
     } else {
       src <- ", distances of 'x' by gpu_dist()"
+      # one bar for the distances' engine call and the clustering's; the
+      # distances' share as on the GPU (src/hclust.c): p coordinates a
+      # pair against the merges' few scans of each distance
+      bar <- .progress_begin("gpu_hclust")
+      .progress_frame(bar, "distances", 1L, 2L, ncol(x) / (ncol(x) + 8))
       data <- gpu_dist(x, method = dist.method, p = pw,
                        backend = backend, precision = "double", devices = devices)
       if (anyNA(data))
@@ -194,6 +200,7 @@ gpu_hclust <- function(d = NULL,
              "coordinates): remove those rows, or compute the distances with gpu_dist() ",
              "and replace the NAs")
       inplace <- TRUE   # our own copy: the engine may overwrite it
+      .progress_frame(bar, "clustering", 2L, 2L)
     }
   } else if (!is.double(data)) {
     data <- as.double(data)
@@ -210,6 +217,7 @@ gpu_hclust <- function(d = NULL,
                     report = function(s, th) .engine_report("gpu_hclust", th, precision, s,
                                                             devices, path, path))
   rm(data)
+  .progress_end(bar)
   if (isTRUE(attr(r, "nonfinite"))) warning("treating non-finite values as NA")
   structure(list(merge = r[[1L]], height = r[[2L]], order = r[[3L]],
                  labels = labels, method = .gpucor_hclust_methods[i.meth],

@@ -46,7 +46,8 @@
     parse = .count_opt),
   gpucor.cpu_tile = list(default = 0, accepts = "a non-negative whole number (0: automatic)",
     parse = .count_opt),
-  gpucor.progress = list(default = TRUE, accepts = "TRUE or FALSE", parse = .flag_opt),
+  gpucor.progress = list(default = TRUE, accepts = "TRUE, FALSE or \"always\"",
+    parse = function(v) if (identical(v, "always")) v else .flag_opt(v)),
   gpucor.profile = list(default = FALSE, accepts = "TRUE or FALSE", parse = .flag_opt),
   gpucor.memory_guard = list(default = TRUE, accepts = "TRUE or FALSE", parse = .flag_opt),
   gpucor.hdf5_buffer = list(default = 2^29, accepts = paste(

@@ -121,7 +121,7 @@ SEXP gpucor_bct(SEXP x, SEXP partition, SEXP spec, SEXP opts)
 
     gpucor_progress pr;
     gc_host host;
-    gpucor_host_init(&host, &o, &pr);
+    gpucor_host_init(&host, &o, &pr, "gpu_brain_metrics");
     gc_bct_bad bad;
     int used = 0;
     int status = gc_bct_cpu(&job, &host, &used, &bad);

@@ -64,7 +64,7 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts, SEX
     }
     gpucor_progress pr;
     gc_host host;
-    gpucor_host_init(&host, &o, &pr);
+    gpucor_host_init(&host, &o, &pr, fun);
     gc_file *f = isNull(file) ? NULL
                : gpucor_file_open(file, p, q, isNull(y), isNull(y) && ms->zero_diag, &o,
                                   &sink, &host, fun);
@@ -110,7 +110,7 @@ SEXP gpucor_sparse_cor(SEXP colptr, SEXP rowind, SEXP val, SEXP nrow,
     gc_sink sink = {.kind = SINK_DENSE, .symmetric = 1, .p = p, .q = p, .out = REAL(ans)};
     gpucor_progress pr;
     gc_host host;
-    gpucor_host_init(&host, &o, &pr);
+    gpucor_host_init(&host, &o, &pr, "gpu_cor");
     int sd0 = 0, ill = 0;
     int status = cpu_sparse_cor(cp, ri, REAL(val), n, p, asLogical(spearman) == TRUE,
                                 &sink, &host, &sd0, &ill);
@@ -122,6 +122,7 @@ SEXP gpucor_sparse_cor(SEXP colptr, SEXP rowind, SEXP val, SEXP nrow,
         UNPROTECT(1);
         gpucor_raise(status, "gpu_cor");
     }
+    gpucor_progress_finish(host.progress_ctx);
     setAttrib(ans, install("sd0"), ScalarLogical(sd0));
     gpucor_set_threads(ans, &o, o.nthreads);
     UNPROTECT(1);
@@ -139,11 +140,17 @@ typedef struct {
     gc_problem *in;
     gc_host *host;
     int sd0, used;
+    int k, npass;        /* the passes made and planned (a density: 4 + 1) */
 } degree_ctx;
 
 static int degree_pass(void *ctx, const gc_sink *sink, char *msg, size_t msgcap)
 {
     degree_ctx *c = ctx;
+    if (c->npass > 1) {
+        c->k++;
+        gc_progress_pass(c->host, sink->kind == SINK_SELECT ? "cut" : "count",
+                         sink->kind == SINK_SELECT ? c->k : c->npass, c->npass, 0);
+    }
     return gc_run_warn(c->in, sink, c->host, &c->sd0, &c->used, msg, msgcap);
 }
 
@@ -177,12 +184,13 @@ SEXP gpucor_degree(SEXP x, SEXP method, SEXP use, SEXP rows, SEXP cut, SEXP dens
                     .epilogue = abs_ ? EPI_ADJ_UNSIGNED : EPI_IDENTITY, .beta = 1.0};
     gpucor_progress pr;
     gc_host host;
-    gpucor_host_init(&host, &o, &pr);
+    gpucor_host_init(&host, &o, &pr, "gpu_degree_centrality");
     char msg[512] = "";
     gc_problem in = {.x = REAL(x), .n = n, .p = p, .q = p,
                      .rows = isNull(rows) ? NULL : INTEGER(rows),
                      .nobs = isNull(rows) ? n : (size_t) XLENGTH(rows), .measure = ms, .use = u};
-    degree_ctx ctx = {.in = &in, .host = &host};
+    /* a density's cut: four histogram passes (algo/degree.c), then the count */
+    degree_ctx ctx = {.in = &in, .host = &host, .npass = d == d ? 5 : 1};
     int status = GPUCOR_OK;
     double kept = NA_REAL;
     if (d == d) {

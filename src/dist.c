@@ -48,7 +48,7 @@ SEXP gpucor_dist(SEXP x, SEXP method, SEXP power, SEXP opts, SEXP file)
     int status = GPUCOR_OK, flag = 0;
     gpucor_progress pr;
     gc_host host;
-    gpucor_host_init(&host, &o, &pr);
+    gpucor_host_init(&host, &o, &pr, "gpu_dist");
     gc_file *f = isNull(file) ? NULL
                : gpucor_file_open(file, n, n, 1, 1, &o, &sink, &host, "gpu_dist");
     char msg[512] = "";

@@ -24,8 +24,10 @@ SEXP gpucor_sparse_cor(SEXP colptr, SEXP rowind, SEXP val, SEXP nrow, SEXP spear
                        SEXP opts);
 SEXP gpucor_degree(SEXP x, SEXP method, SEXP use, SEXP rows, SEXP cut, SEXP density,
                    SEXP absolute, SEXP opts);
-SEXP gpucor_progress_new(SEXP show);
+SEXP gpucor_progress_new(SEXP delay, SEXP label);
+SEXP gpucor_progress_frame(SEXP st, SEXP step, SEXP k, SEXP npass, SEXP weight);
 SEXP gpucor_progress_step(SEXP st, SEXP frac);
+SEXP gpucor_progress_end(SEXP st, SEXP ok);
 SEXP gpucor_edges(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
                   SEXP crit);
 SEXP gpucor_edges_begin(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts,
@@ -59,6 +61,7 @@ SEXP gpucor_scale_copy(SEXP a, SEXP f, SEXP opts);
 SEXP gpucor_bicor_pairs(SEXP x, SEXP fx, SEXP y, SEXP fy, SEXP params, SEXP r, SEXP opts);
 SEXP gpucor_bicor_file(SEXP zx, SEXP zy, SEXP x, SEXP y, SEXP fx, SEXP fy, SEXP params,
                        SEXP opts, SEXP file, SEXP what);
+SEXP gpucor_adjacency_check(SEXP a, SEXP lo, SEXP opts);
 SEXP gpucor_network(SEXP x, SEXP what, SEXP method, SEXP use, SEXP rows, SEXP params,
                     SEXP opts, SEXP file);
 SEXP gpucor_cutree_tree(SEXP merge, SEXP height, SEXP order, SEXP nmade, SEXP params,
@@ -119,8 +122,10 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_dist, 5),
     CALLDEF(gpucor_knnmi, 8),
     CALLDEF(gpucor_knnmi_full, 3),
-    CALLDEF(gpucor_progress_new, 1),
+    CALLDEF(gpucor_progress_new, 2),
+    CALLDEF(gpucor_progress_frame, 5),
     CALLDEF(gpucor_progress_step, 2),
+    CALLDEF(gpucor_progress_end, 2),
     CALLDEF(gpucor_edges, 7),
     CALLDEF(gpucor_edges_begin, 7),
     CALLDEF(gpucor_edges_next, 1),
@@ -146,6 +151,7 @@ static const R_CallMethodDef callMethods[] = {
     CALLDEF(gpucor_bicor_pairs, 7),
     CALLDEF(gpucor_bicor_file, 10),
     CALLDEF(gpucor_network, 8),
+    CALLDEF(gpucor_adjacency_check, 3),
     CALLDEF(gpucor_cutree_tree, 6),
     CALLDEF(gpucor_module_eigengenes, 5),
     CALLDEF(gpucor_fingerprint, 1),

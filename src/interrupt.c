@@ -27,6 +27,7 @@ int gpucor_interrupted(void)
 
 void gpucor_raise(int status, const char *what)
 {
+    if (status != GPUCOR_OK) gpucor_progress_abort();   /* the error on a line of its own */
     switch (status) {
     case GPUCOR_OK:
         return;
@@ -42,6 +43,7 @@ void gpucor_raise(int status, const char *what)
 
 void gpucor_raise_msg(int status, const char *what, const char *msg)
 {
+    if (status != GPUCOR_OK) gpucor_progress_abort();
     if (status == GPUCOR_ERR_INTERRUPT || !msg || !msg[0])
         gpucor_raise(status, what);
     error("%s: %s", what, msg);

@@ -200,7 +200,7 @@ SEXP gpucor_knn(SEXP x, SEXP query, SEXP method, SEXP power, SEXP kk, SEXP anyna
     gpucor_opts(opts, &o);
     gpucor_progress pr;
     gc_host host;
-    gpucor_host_init(&host, &o, &pr);
+    gpucor_host_init(&host, &o, &pr, "gpu_knn");
     const double *rg;
     size_t nr = gpucor_ranges(opts, &rg);
     const char *why = NULL;
@@ -342,7 +342,7 @@ SEXP gpucor_range(SEXP x, SEXP query, SEXP method, SEXP power, SEXP threshold, S
     gpucor_opts(opts, &o);
     gpucor_progress pr;
     gc_host host;
-    gpucor_host_init(&host, &o, &pr);
+    gpucor_host_init(&host, &o, &pr, "gpu_range");
 
     gc_select s;
     memset(&s, 0, sizeof s);

@@ -71,7 +71,7 @@ SEXP gpucor_knnmi(SEXP x, SEXP y, SEXP method, SEXP k, SEXP jitter, SEXP jitter_
     if (nr) sink = (gc_sink) {.kind = SINK_DIST, .p = n, .q = n};
     gpucor_progress pr;
     gc_host host;
-    gpucor_host_init(&host, &o, &pr);
+    gpucor_host_init(&host, &o, &pr, "gpu_knnmi");
     /* a file: a distance's zero diagonal without y (the estimate's own) */
     gc_file *f = isNull(file) ? NULL
                : gpucor_file_open(file, n, q, sym, sym, &o, &sink, &host, "gpu_knnmi");

@@ -20,15 +20,21 @@
 typedef struct {
     gc_problem in;
     gc_host *host;
-    int sd0, used;
+    int sd0, used, npass;
 } cor_pass_ctx;
 
 static int cor_pass(void *ctx, const gc_sink *sink, char *msg, size_t msgcap)
 {
     cor_pass_ctx *c = ctx;
     int sd0 = 0;
-    /* each pass its own progress bar */
-    gpucor_progress_init(c->host->progress_ctx, c->host->opts->progress);
+    /* one bar across the passes: the histogram passes of a cut (FDR,
+     * density), each followed by at least one more, then the pass that
+     * collects the pairs.  How many histogram passes a cut takes is known
+     * only as they go, so each pass takes an equal share of what is left
+     * (the first of a cut half the bar, a refining one a quarter, ...). */
+    int hist = sink->sel && (sink->sel->mode & SEL_HIST);
+    c->npass++;
+    gc_progress_pass(c->host, hist ? "histogram" : "pairs", c->npass, c->npass + hist, 0);
     int status = gc_run_warn(&c->in, sink, c->host, &sd0, &c->used, msg, msgcap);
     c->sd0 |= sd0;
     return status;
@@ -76,7 +82,7 @@ static void edges_setup(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP o
     e->nobs = nobs;
     e->use = u;
     gpucor_opts(opts, &e->o);
-    gpucor_host_init(&e->host, &e->o, &e->pr);
+    gpucor_host_init(&e->host, &e->o, &e->pr, "gpu_cor_edges");
 
     e->rc.in = (gc_problem) {.x = REAL(x), .y = isNull(y) ? NULL : REAL(y), .n = n, .p = p,
                              .q = q, .rows = isNull(rows) ? NULL : INTEGER(rows),

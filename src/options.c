@@ -60,7 +60,17 @@ void gpucor_opts(SEXP list, gc_opts *o)
     memset(o, 0, sizeof *o);
     o->gpu = flag(list, "gpu");
     o->single = flag(list, "single");
-    o->progress = flag(list, "progress");
+    /* the bar: a loop's in R (its state, a raw vector: progress.c), or the
+     * delay in seconds before this call's own shows (negative, NA: none) */
+    SEXP pg = field(list, "progress");
+    if (TYPEOF(pg) == RAWSXP && XLENGTH(pg) == (R_xlen_t) sizeof(gpucor_progress)) {
+        o->bar = RAW(pg);
+        o->progress = 1;
+    } else {
+        double d = TYPEOF(pg) == LGLSXP ? (asLogical(pg) == TRUE ? 2 : -1) : asReal(pg);
+        o->progress = R_FINITE(d) && d >= 0;
+        o->progress_delay = o->progress ? d : -1;
+    }
     o->profile = flag(list, "profile");
     o->nthreads = gpucor_nthreads(asInteger(field(list, "threads")));
     o->gpu_memory = asReal(field(list, "gpu_memory"));
@@ -203,13 +213,18 @@ size_t gpucor_ranges(SEXP list, const double **r)
     return (size_t) len / 2;
 }
 
-void gpucor_host_init(gc_host *h, const gc_opts *o, gpucor_progress *pr)
+void gpucor_host_init(gc_host *h, const gc_opts *o, gpucor_progress *pr, const char *label)
 {
     memset(h, 0, sizeof *h);
-    gpucor_progress_init(pr, o->progress);
     h->opts = o;
     h->interrupted = gpucor_interrupted;
     h->progress = gpucor_progress_update;
+    h->pass = gpucor_progress_pass;
+    if (o->bar) {
+        h->progress_ctx = o->bar;
+        return;
+    }
+    gpucor_progress_init(pr, o->progress ? o->progress_delay : -1, o->fun[0] ? o->fun : label);
     h->progress_ctx = pr;
 }
 
@@ -231,6 +246,7 @@ void gpucor_set_threads(SEXP ans, const gc_opts *o, int threads)
 void gpucor_call_report(SEXP ans, const gc_opts *o, const gc_host *host, int used,
                         const char *fun)
 {
+    gpucor_progress_finish(host->progress_ctx);
     if (used) {
         gpucor_set_threads(ans, o, used);
         return;
@@ -245,6 +261,7 @@ void gpucor_call_report(SEXP ans, const gc_opts *o, const gc_host *host, int use
 /* (the error resets R's protection stack: nothing to unprotect first) */
 void gpucor_call_status(gc_file *f, int status, const char *fun, const char *msg)
 {
+    if (status != GPUCOR_OK) gpucor_progress_abort();
     if (f) gpucor_file_finish(f, status, fun, msg);   /* raises on failure */
     else if (status != GPUCOR_OK) gpucor_raise_msg(status, fun, msg);
 }

@@ -50,8 +50,14 @@ SEXP gpucor_apsp(SEXP w, SEXP size, SEXP weights, SEXP threshold, SEXP directed,
     int bad = 0;
     job.bad = &bad;
 
-    size_t bi, bj;
-    if (!is_dist && dir != TRUE && gc_apsp_asymmetric(&job.src, &bi, &bj, o.nthreads))
+    gpucor_progress pr;
+    gc_host host;
+    gpucor_host_init(&host, &o, &pr, sums ? "gpu_network_metrics" : "gpu_shortest_paths");
+    size_t bi = 0, bj = 0;
+    int asym = !is_dist && dir != TRUE
+             ? gc_apsp_asymmetric(&job.src, &bi, &bj, o.nthreads, &host) : 0;
+    if (asym < 0) gpucor_raise(GPUCOR_ERR_INTERRUPT, "gpu_shortest_paths");
+    if (asym)
         error("'w' is not symmetric (w[%zu, %zu] = %g but w[%zu, %zu] = %g): give directed = "
               "TRUE for a directed graph, or make 'w' symmetric",
               bi + 1, bj + 1, REAL(w)[bi + bj * n], bj + 1, bi + 1, REAL(w)[bj + bi * n]);
@@ -76,9 +82,9 @@ SEXP gpucor_apsp(SEXP w, SEXP size, SEXP weights, SEXP threshold, SEXP directed,
         gc_advise_huge(REAL(ans), n * n * sizeof(double));
     }
 
-    gpucor_progress pr;
-    gc_host host;
-    gpucor_host_init(&host, &o, &pr);
+    /* one pass, the rounds of the blocked Floyd-Warshall (the lengths'
+     * copy before them is a small part: n^2 against n^3) */
+    gc_progress_pass(&host, "Floyd-Warshall rounds", 1, 1, 1);
     char msg[512] = "";
     int status, used = 0;
     if (o.gpu) {
@@ -95,6 +101,7 @@ SEXP gpucor_apsp(SEXP w, SEXP size, SEXP weights, SEXP threshold, SEXP directed,
         bi = bj = 0;
         gc_apsp_first_bad(&job.src, &bi, &bj, &v);
         double len = gc_apsp_length(&job.src, v);
+        gpucor_progress_abort();
         UNPROTECT(nprot);
         error("the edge %zu -> %zu has length %g (w = %g, weights = \"%s\"): shortest paths "
               "need lengths >= 0 (a negative edge makes a negative cycle, and no path is "
@@ -106,6 +113,7 @@ SEXP gpucor_apsp(SEXP w, SEXP size, SEXP weights, SEXP threshold, SEXP directed,
         UNPROTECT(nprot);
         gpucor_raise_msg(status, "gpu_shortest_paths", msg);
     }
+    gpucor_progress_finish(host.progress_ctx);
     if (used) gpucor_set_threads(ans, &o, used);
     UNPROTECT(nprot);
     return ans;

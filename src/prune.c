@@ -24,7 +24,10 @@ static size_t checked(SEXP mi, const gc_opts *o, int *negative)
     if ((size_t) ncols(mi) != n) error("'mi' must be a square matrix");
     size_t i = 0, j = 0;
     const double *v = REAL(mi);
-    switch (gc_prune_check(v, n, &i, &j, negative, o->nthreads)) {
+    gc_host h = {.opts = o, .interrupted = gpucor_interrupted};   /* Ctrl-C only */
+    switch (gc_prune_check(v, n, &i, &j, negative, o->nthreads, &h)) {
+    case PRUNE_INTERRUPTED:
+        gpucor_raise(GPUCOR_ERR_INTERRUPT, "gpucor");   /* R's interrupt */
     case PRUNE_NONFINITE:
         error("'mi' must have finite values (mi[%zu, %zu] is %g)", i + 1, j + 1, v[i + j * n]);
     case PRUNE_ASYMMETRIC:
@@ -38,12 +41,13 @@ static size_t checked(SEXP mi, const gc_opts *o, int *negative)
 
 /* The end of a run: the R error, or the team's size as attribute. */
 static SEXP finish(SEXP ans, int status, const char *fun, const char *msg, const gc_opts *o,
-                   int used)
+                   int used, void *bar)
 {
     if (status != GPUCOR_OK) {
         UNPROTECT(1);
         gpucor_raise_msg(status, fun, msg);
     }
+    gpucor_progress_finish(bar);
     if (used) gpucor_set_threads(ans, o, used);
     UNPROTECT(1);
     return ans;
@@ -70,7 +74,7 @@ SEXP gpucor_aracne(SEXP mi, SEXP eps, SEXP eta, SEXP opts)
     job.out = REAL(ans);
     gpucor_progress pr;
     gc_host host;
-    gpucor_host_init(&host, &o, &pr);
+    gpucor_host_init(&host, &o, &pr, "gpu_aracne");
     char msg[512] = "";
     int status, used = 0;
     if (o.gpu) {
@@ -82,7 +86,7 @@ SEXP gpucor_aracne(SEXP mi, SEXP eps, SEXP eta, SEXP opts)
     } else {
         status = gc_aracne_cpu(&job, &host, &used, msg, sizeof msg);
     }
-    return finish(ans, status, "gpu_aracne", msg, &o, used);
+    return finish(ans, status, "gpu_aracne", msg, &o, used, host.progress_ctx);
 }
 
 /* what: 0 CLR, 1 MRNET. */
@@ -95,7 +99,7 @@ SEXP gpucor_clr_mrnet(SEXP mi, SEXP what, SEXP opts)
     SEXP ans = PROTECT(allocMatrix(REALSXP, (int) n, (int) n));
     gpucor_progress pr;
     gc_host host;
-    gpucor_host_init(&host, &o, &pr);
+    gpucor_host_init(&host, &o, &pr, mr ? "gpu_mrnet" : "gpu_clr");
     char msg[512] = "";
     int status, used = 0;
     if (o.gpu) {
@@ -110,7 +114,8 @@ SEXP gpucor_clr_mrnet(SEXP mi, SEXP what, SEXP opts)
         status = mr ? gc_mrnet_cpu(REAL(mi), n, REAL(ans), &host, &used, msg, sizeof msg)
                     : gc_clr_cpu(REAL(mi), n, REAL(ans), &host, &used, msg, sizeof msg);
     }
-    return finish(ans, status, mr ? "gpu_mrnet" : "gpu_clr", msg, &o, used);
+    return finish(ans, status, mr ? "gpu_mrnet" : "gpu_clr", msg, &o, used,
+                  host.progress_ctx);
 }
 
 /* algo: 0 ARACNE (eps, eta as gpucor_aracne's), 1 CLR, 2 MRNET of the
@@ -136,12 +141,12 @@ SEXP gpucor_prune_x(SEXP x, SEXP k, SEXP jitter, SEXP algo, SEXP eps, SEXP eta, 
     if (n < 2) {
         /* no pair: the zero diagonal whatever the algorithm */
         if (n == 1) REAL(ans)[0] = 0;
-        return finish(ans, status, fun[a], msg, &o, 0);
+        return finish(ans, status, fun[a], msg, &o, 0, NULL);
     }
 #ifdef GPUCOR_CUDA
     gpucor_progress pr;
     gc_host host;
-    gpucor_host_init(&host, &o, &pr);
+    gpucor_host_init(&host, &o, &pr, fun[a]);
     gc_problem pb = gc_rows_problem(REAL(x), n, p, gc_measure_find("knnmi", MEASURE_ROWS), 0, 0);
     pb.k = (size_t) kk;
     pb.jitter = isNull(jitter) ? NULL : REAL(jitter);
@@ -153,10 +158,12 @@ SEXP gpucor_prune_x(SEXP x, SEXP k, SEXP jitter, SEXP algo, SEXP eps, SEXP eta, 
         status = gc_prune_cuda(&job, &host, msg, sizeof msg);
         gc_knnmi_free(&prep);
     }
+    void *bar = host.progress_ctx;
 #else
     (void) eps;
     (void) eta;
     status = gc_no_cuda(msg, sizeof msg);
+    void *bar = NULL;
 #endif
-    return finish(ans, status, fun[a], msg, &o, 0);
+    return finish(ans, status, fun[a], msg, &o, 0, bar);
 }

@@ -11,9 +11,36 @@ void gpucor_raise(int status, const char *what);
 /* ... with the engine's message (GPU errors name the failing call). */
 void gpucor_raise_msg(int status, const char *what, const char *msg);
 
-typedef struct { int show, shown, pct, ended; double start; } gpucor_progress;
-void gpucor_progress_init(gpucor_progress *pr, int show);
+/* progress.c: one progress bar per call, across its passes.  The bar
+ * names the call ('label': the R function) and the pass ("gpu_tom:
+ * adjacency (1/2)"), shows the fraction of the whole call, the time taken
+ * and an estimate of the time left, and ends with one newline.  A loop of
+ * engine calls in R (R/progress.R) holds one bar whose steps ("frames")
+ * are those engine calls: each call's passes divide its frame. */
+typedef struct {
+    int show, shown, ended, dirty;
+    int k, npass, fk, fnpass;   /* the pass, and the R loop's step (frame) */
+    int len;                    /* characters of the last line printed */
+    int loop, closing;          /* a loop's bar in R: only the loop ends it
+                                   (gpucor_progress_end sets closing) */
+    int over;                   /* the engine call's passes are over (those
+                                   left were not needed: gpucor_progress_finish) */
+    double delay, start, last;  /* seconds; the clock at start, at the last print */
+    double lo, hi;              /* the frame: the share of the call it covers */
+    double base, span;          /* the pass, as a share of the frame */
+    double done;                /* the largest fraction shown (never goes back) */
+    char label[48], fstep[32], step[32];
+} gpucor_progress;
+/* delay < 0: no bar */
+void gpucor_progress_init(gpucor_progress *pr, double delay, const char *label);
+void gpucor_progress_pass(void *ctx, const char *step, int k, int npass, double weight);
 void gpucor_progress_update(void *ctx, double frac);
+/* An engine call ends well (whatever passes its driver reported): its
+ * bar at 100% with its newline, or, in a loop of R, at its frame's end.
+ * gpucor_call_report() calls it. */
+void gpucor_progress_finish(void *ctx);
+/* An error is raised: a bar left mid-line gets its newline. */
+void gpucor_progress_abort(void);
 /* threads.c: the thread count an engine call gets (1 in a forked child),
  * and the pthread_atfork registration R_init_gpucor makes. */
 int gpucor_nthreads(int requested);
@@ -46,7 +73,9 @@ void gpucor_bicor_opts(SEXP list, struct gc_bicor_opts *o);
 /* Both sides' (list(x, y, quick)): returns quick. */
 double gpucor_bicor_sides(SEXP list, struct gc_bicor_opts *ox, struct gc_bicor_opts *oy);
 void gpucor_criteria(SEXP list, struct gc_edges_job *job);
-void gpucor_host_init(gc_host *h, const gc_opts *o, gpucor_progress *pr);
+/* label: the bar's name when R gave none (o->fun); with o->bar (a loop in
+ * R runs this call) the loop's bar is used and pr stays unused. */
+void gpucor_host_init(gc_host *h, const gc_opts *o, gpucor_progress *pr, const char *label);
 /* With option gpucor.profile: the GPU's stage times (waiting for the
  * device, committing into R memory, total) as attribute "timing", and the
  * CPU engine's team size as attribute "threads" (the thread tests read it). */

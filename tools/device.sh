@@ -11,6 +11,7 @@
 #                          [sanitize-dist-file] [property] [classes32]
 #                          [reproducers-base] [cov] [sanitize-32] [sanitize-sinks]
 #                          [sanitize-mi] [modules] [sweep] [sweep-profile] [consensus] [neighbors] [neighbors-scale] [degree] [bct] [knn-ncu] [memcheck-neighbors] [modules-big]
+#                          [interrupt-copy] [progress-tmux]
 #   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all;
 #   compare times the GPU cases of bench/compare_case.R with the build of
 #   .bench-base/ -- a carried copy of the code before the change, made with
@@ -256,6 +257,13 @@ wgcna-all)
 interrupt-wgcna)
   # Ctrl-C (SIGINT) during gpu_tom() on the GPU and bicor's pairwise pass
   Rscript bench/interrupt_wgcna.R gpu 2>&1 | tee "$OUT/interrupt-wgcna.log" | grep -v '^$' ;;
+interrupt-copy)
+  # Ctrl-C (SIGINT) while gpu_hclust(d), gpu_shortest_paths() and
+  # gpu_tom(adjacency =) check and upload large inputs (issue 37)
+  Rscript bench/interrupt_copy.R gpu 2>&1 | tee "$OUT/interrupt-copy.log" | grep -v '^$' ;;
+progress-tmux)
+  # the progress bar as a terminal shows it (needs tmux on the machine)
+  R_LIBS=/tmp/lib sh bench/progress_tmux.sh gpu 20000 40000 2>&1 | tee "$OUT/progress-tmux.log" ;;
 wgcna-smoke)
   # the GPU against the CPU engine for every WGCNA function, before the tests
   Rscript tools/wgcna_smoke.R 2>&1 | tee "$OUT/wgcna-smoke.log" | tail -40 ;;

@@ -73,16 +73,18 @@ static inline int same(double a, double b)
     return a == b || (isnan(a) && isnan(b));
 }
 
-int gc_apsp_asymmetric(const gc_apsp_src *s, size_t *bi, size_t *bj, int nthreads)
+/* The first (i + j n) upper pair of the column blocks [c0, c1) (T
+ * columns each) whose mirror differs, or SIZE_MAX. */
+static size_t asymmetric_cols(const gc_apsp_src *s, size_t T, size_t c0, size_t c1,
+                              int nthreads)
 {
-    if (s->is_dist) return 0;
-    const size_t T = 64, n = s->n, nb = (n + T - 1) / T;
-    size_t first = SIZE_MAX;   /* i + j n of the first upper pair that differs */
+    const size_t n = s->n;
+    size_t first = SIZE_MAX;
     (void) nthreads;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1) reduction(min:first)
 #endif
-    for (size_t jb = 0; jb < nb; jb++) {
+    for (size_t jb = c0; jb < c1; jb++) {
         size_t j1 = (jb + 1) * T < n ? (jb + 1) * T : n;
         for (size_t ib = 0; ib <= jb; ib++) {
             size_t i1 = (ib + 1) * T < n ? (ib + 1) * T : n;
@@ -91,6 +93,22 @@ int gc_apsp_asymmetric(const gc_apsp_src *s, size_t *bi, size_t *bj, int nthread
                     if (!same(s->w[i + j * n], s->w[j + i * n]) && i + j * n < first)
                         first = i + j * n;
         }
+    }
+    return first;
+}
+
+int gc_apsp_asymmetric(const gc_apsp_src *s, size_t *bi, size_t *bj, int nthreads,
+                       const gc_host *host)
+{
+    if (s->is_dist) return 0;
+    const size_t T = 64, n = s->n, nb = (n + T - 1) / T;
+    size_t first = SIZE_MAX;   /* i + j n of the first upper pair that differs */
+    /* column blocks reading about GC_COPY_CHUNK bytes between the checks
+     * for Ctrl-C (a 30000-vertex matrix is 7.2 GB) */
+    size_t per = GC_COPY_CHUNK / sizeof(double) / (T * (n ? n : 1)) + 1;
+    for (size_t c0 = 0; c0 < nb && first == SIZE_MAX; c0 += per) {
+        if (gc_host_interrupted(host)) return -1;
+        first = asymmetric_cols(s, T, c0, c0 + per < nb ? c0 + per : nb, nthreads);
     }
     if (first == SIZE_MAX) return 0;
     *bi = first % n;
@@ -201,11 +219,19 @@ int gc_apsp_cpu(const gc_apsp_job *job, gc_host *host, int *threads_used, char *
         D = own;
     }
     int status = GPUCOR_OK;
-    if (gc_apsp_fill(&job->src, 0, n, D, n, 0, nt)) {
-        *job->bad = 1;
-        status = GPUCOR_ERR_INVALID;
-        snprintf(msg, msgcap, "negative length");
-        goto done;
+    /* the lengths from w, in chunks of columns with Ctrl-C between them */
+    size_t per = GC_COPY_CHUNK / sizeof(double) / n + 1;
+    for (size_t j0 = 0; j0 < n; j0 += per) {
+        if (gc_host_interrupted(host)) {
+            status = GPUCOR_ERR_INTERRUPT;
+            goto done;
+        }
+        if (gc_apsp_fill(&job->src, j0, j0 + per < n ? j0 + per : n, D + j0 * n, n, 0, nt)) {
+            *job->bad = 1;
+            status = GPUCOR_ERR_INVALID;
+            snprintf(msg, msgcap, "negative length");
+            goto done;
+        }
     }
     size_t nb = (n + b - 1) / b;
     int sym = job->symmetric;

@@ -59,8 +59,10 @@ int gc_apsp_fill(const gc_apsp_src *s, size_t j0, size_t j1, void *dst, size_t l
  * *i, *j, *v (the user's value) set; 0 if none. */
 int gc_apsp_first_bad(const gc_apsp_src *s, size_t *i, size_t *j, double *v);
 /* A matrix that is not symmetric (for an undirected graph): 1 and the
- * first pair (i < j, column-major) that differs; 0 if symmetric. */
-int gc_apsp_asymmetric(const gc_apsp_src *s, size_t *i, size_t *j, int nthreads);
+ * first pair (i < j, column-major) that differs; 0 if symmetric; -1 when
+ * host says Ctrl-C was pressed (checked between chunks of columns). */
+int gc_apsp_asymmetric(const gc_apsp_src *s, size_t *i, size_t *j, int nthreads,
+                       const gc_host *host);
 
 /* What a run returns: the lengths (out_matrix: n x n; out_dist: a 'dist';
  * or neither), and per source vertex i (row i of the lengths, j != i) the

@@ -42,7 +42,7 @@ static double seconds_now(void)
 
 /* Between steps, about every 0.2 s: Ctrl-C (GPUCOR_ERR_INTERRUPT, with its
  * message) and the progress bar. */
-typedef struct { gc_host *host; double last; } ticker;
+typedef struct { gc_host *host; double last; int chain; } ticker;
 
 static int tick(ticker *t, size_t merges, size_t n, char *msg, size_t msgcap)
 {
@@ -54,7 +54,9 @@ static int tick(ticker *t, size_t merges, size_t n, char *msg, size_t msgcap)
         return GPUCOR_ERR_INTERRUPT;
     }
     if (t->host->progress)
-        t->host->progress(t->host->progress_ctx, (double) merges / (double) (n - 1));
+        t->host->progress(t->host->progress_ctx,
+                          t->chain ? gc_hclust_chain_done(merges, n)
+                                   : (double) merges / (double) (n - 1));
     return GPUCOR_OK;
 }
 
@@ -91,7 +93,7 @@ int gc_hclust_chain_cpu(double *D, size_t n, int method, const double *members,
     }
     /* object 0 always stays active: a merge keeps the smaller index, so a
      * new chain starts there */
-    ticker tk = {host, seconds_now()};
+    ticker tk = {host, seconds_now(), 1};
     size_t len = 0, m = 0;
     while (m < n - 1) {
         if (len == 0) chain[len++] = 0;
@@ -175,7 +177,7 @@ int gc_hclust_generic_cpu(double *D, size_t n, int method, const double *members
         nn[i] = jm;
         disnn[i] = dmin;
     }
-    ticker tk = {host, seconds_now()};
+    ticker tk = {host, seconds_now(), 0};   /* stats' steps: each scans all n */
     size_t im = 0, jm = 0, jj = 0;
     for (size_t m = 0; m + 1 < n; m++) {
         double dmin = inf;

@@ -102,6 +102,17 @@ int gc_hclust_generic_cpu(double *D, size_t n, int method, const double *members
 int gc_hclust_finish(size_t n, const gc_hclust_merges *in, int sorted, int *merge,
                      double *height, int *order);
 
+/* The share of the chain's work done after 'merges' of the n - 1 merges,
+ * for the progress bar: a step scans the clusters still active, n - m
+ * after m merges, so the work done is about 1 - ((n - 1 - m) / (n - 1))^2
+ * (the merges' count alone runs ahead: the first half of them takes three
+ * quarters of the time). */
+static inline double gc_hclust_chain_done(size_t merges, size_t n)
+{
+    double left = n > 1 ? (double) (n - 1 - merges) / (double) (n - 1) : 0;
+    return 1 - left * left;
+}
+
 /* src[0 .. len) into dst as doubles or (single) floats, over nthreads;
  * returns the index of the first value that is not finite, or len. */
 size_t gc_hclust_stage(const double *src, size_t len, void *dst, int single, int nthreads);
@@ -111,14 +122,16 @@ size_t gc_hclust_stage(const double *src, size_t len, void *dst, int single, int
  * resident on one device, in double or (single) float.  open() checks that
  * they fit and allocates them (*dev_d: the device pointer, for a
  * SINK_DIST_DEVICE that computes them there); upload() fills them from a
- * host 'dist' instead (1 in *bad, with *at, when a value is not finite);
+ * host 'dist' instead (1 in *bad, with *at, when a value is not finite),
+ * in chunks, with Ctrl-C and host's progress between them;
  * run() clusters (1 in *bad when a distance is NA or NaN); close() frees
  * everything, also after an error. */
 typedef struct gc_hclust_dev gc_hclust_dev;
 int gc_hclust_cuda_open(size_t n, int device, int single, double gpu_memory,
                         gc_hclust_dev **h, void **dev_d, char *msg, size_t msgcap);
-int gc_hclust_cuda_upload(gc_hclust_dev *h, const double *d, int nthreads, int *bad,
-                          size_t *at, char *msg, size_t msgcap);
+int gc_hclust_cuda_upload(gc_hclust_dev *h, const double *d, int nthreads,
+                          const gc_host *host, int *bad, size_t *at, char *msg,
+                          size_t msgcap);
 int gc_hclust_cuda_run(gc_hclust_dev *h, int method, const double *members,
                        gc_hclust_merges *out, gc_host *host, int *bad, char *msg,
                        size_t msgcap);

@@ -12,18 +12,18 @@
 #endif
 #include "prune.h"
 
-int gc_prune_check(const double *mi, size_t n, size_t *bi, size_t *bj, int *negative,
-                   int nthreads)
+/* The column blocks [c0, c1) of gc_prune_check(), into *bad, *asym, *neg. */
+static void check_cols(const double *mi, size_t n, size_t T, size_t c0, size_t c1,
+                       size_t *bad_out, size_t *asym_out, int *neg_out, int nthreads)
 {
-    const size_t T = 64, nb = (n + T - 1) / T;
-    size_t bad = SIZE_MAX, asym = SIZE_MAX;   /* i + j n of the first of each */
-    int neg = 0;
+    size_t bad = *bad_out, asym = *asym_out;
+    int neg = *neg_out;
     (void) nthreads;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1) \
     reduction(min:bad, asym) reduction(|:neg)
 #endif
-    for (size_t jb = 0; jb < nb; jb++) {
+    for (size_t jb = c0; jb < c1; jb++) {
         size_t j1 = (jb + 1) * T < n ? (jb + 1) * T : n;
         for (size_t ib = 0; ib <= jb; ib++) {
             size_t i1 = (ib + 1) * T < n ? (ib + 1) * T : n;
@@ -41,6 +41,24 @@ int gc_prune_check(const double *mi, size_t n, size_t *bi, size_t *bj, int *nega
                     if (i != j && a < 0) neg = 1;
                 }
         }
+    }
+    *bad_out = bad;
+    *asym_out = asym;
+    *neg_out = neg;
+}
+
+int gc_prune_check(const double *mi, size_t n, size_t *bi, size_t *bj, int *negative,
+                   int nthreads, const gc_host *host)
+{
+    const size_t T = 64, nb = (n + T - 1) / T;
+    size_t bad = SIZE_MAX, asym = SIZE_MAX;   /* i + j n of the first of each */
+    int neg = 0;
+    /* column blocks reading about GC_COPY_CHUNK bytes between the checks
+     * for Ctrl-C (a 30000-gene mi is 7.2 GB) */
+    size_t per = GC_COPY_CHUNK / sizeof(double) / (T * (n ? n : 1)) + 1;
+    for (size_t c0 = 0; c0 < nb; c0 += per) {
+        if (gc_host_interrupted(host)) return PRUNE_INTERRUPTED;
+        check_cols(mi, n, T, c0, c0 + per < nb ? c0 + per : nb, &bad, &asym, &neg, nthreads);
     }
     *negative = neg;
     size_t at = bad != SIZE_MAX ? bad : asym;

@@ -36,14 +36,16 @@
 #include "../engine/layout.h"   /* GC_HOST_DEVICE */
 
 /* What gc_prune_check() found. */
-enum { PRUNE_OK = 0, PRUNE_NONFINITE, PRUNE_ASYMMETRIC };
+enum { PRUNE_OK = 0, PRUNE_NONFINITE, PRUNE_ASYMMETRIC, PRUNE_INTERRUPTED };
 
 /* mi: n x n, column-major.  Returns PRUNE_NONFINITE (a value that is NA,
  * NaN or infinite) or PRUNE_ASYMMETRIC (mi[i, j] != mi[j, i]) with the
  * first such pair (column-major) in *bi, *bj, or PRUNE_OK; *negative: a
- * value off the diagonal is below zero. */
+ * value off the diagonal is below zero.  PRUNE_INTERRUPTED: host said
+ * Ctrl-C was pressed (checked between chunks of columns; host may be
+ * NULL). */
 int gc_prune_check(const double *mi, size_t n, size_t *bi, size_t *bj, int *negative,
-                   int nthreads);
+                   int nthreads, const gc_host *host);
 
 typedef struct {
     const double *mi;   /* n x n, column-major, symmetric and finite */

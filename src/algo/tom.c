@@ -4,6 +4,7 @@
  * (A is symmetric, so its columns are the rows of the product), each tile
  * turned into TOM values and handed to the sink.
  */
+#include <math.h>
 #include <stdlib.h>
 #include "../cpu/cpu.h"
 #include "tom.h"
@@ -68,4 +69,52 @@ int gc_tom_cpu(double *A, size_t n, size_t ld, const gc_tom_args *ta,
     int status = cpu_tiles_run(n, n, 1, tile, tom_fill, &c, 0, sink, host, team);
     free(k);
     return status;
+}
+
+/* The column blocks [c0, c1) (T columns each) of gc_adjacency_check():
+ * bits 1 asymmetric, 2 out of range, 4 NA. */
+static int adjacency_cols(const double *A, size_t n, size_t T, size_t c0, size_t c1,
+                          double lo, double tol, int nthreads)
+{
+    int found = 0;
+    (void) nthreads;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1) reduction(|:found)
+#endif
+    for (size_t jb = c0; jb < c1; jb++) {
+        size_t j1 = (jb + 1) * T < n ? (jb + 1) * T : n;
+        for (size_t ib = 0; ib <= jb; ib++) {
+            size_t i1 = (ib + 1) * T < n ? (ib + 1) * T : n;
+            for (size_t j = jb * T; j < j1; j++)
+                for (size_t i = ib * T; i < i1 && i <= j; i++) {
+                    double a = A[i + j * n], b = A[j + i * n];
+                    if (a != a || b != b) {
+                        found |= 4;
+                        if (a == a && (a < lo || a > 1)) found |= 2;
+                        if (b == b && (b < lo || b > 1)) found |= 2;
+                        continue;
+                    }
+                    /* R's max(abs(A - t(A)), na.rm = TRUE) > tol: Inf - Inf
+                     * is NaN, removed */
+                    double dd = fabs(a - b);
+                    if (dd > tol) found |= 1;
+                    if (a < lo || a > 1 || b < lo || b > 1) found |= 2;
+                }
+        }
+    }
+    return found;
+}
+
+int gc_adjacency_check(const double *A, size_t n, double lo, double tol, int nthreads,
+                       const gc_host *host, int *na)
+{
+    const size_t T = 64, nb = (n + T - 1) / T;
+    size_t per = GC_COPY_CHUNK / sizeof(double) / (T * (n ? n : 1)) + 1;
+    int found = 0;
+    for (size_t c0 = 0; c0 < nb; c0 += per) {
+        if (gc_host_interrupted(host)) return ADJ_INTERRUPTED;
+        found |= adjacency_cols(A, n, T, c0, c0 + per < nb ? c0 + per : nb, lo, tol, nthreads);
+    }
+    *na = (found & 4) != 0;
+    return (found & 1) ? ADJ_ASYMMETRIC : (found & 2) ? ADJ_RANGE : ADJ_OK;
 }

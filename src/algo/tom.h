@@ -65,14 +65,25 @@ int gc_tom_cpu(double *A, size_t n, size_t ld, const gc_tom_args *ta,
  * columns [c0, c1) of A. */
 void gc_tom_degrees(double *A, size_t n, size_t ld, size_t c0, size_t c1, double *k);
 
+/* gpu_tom(adjacency =)'s checks of the n x n A, as R/wgcna.R states them:
+ * ADJ_ASYMMETRIC when two mirrored values differ by more than tol (pairs
+ * with an NA aside), else ADJ_RANGE when a value is outside [lo, 1]; *na:
+ * some value is NA or NaN.  One pass over A by 64 x 64 tiles on nthreads,
+ * in chunks of columns with Ctrl-C between them (ADJ_INTERRUPTED). */
+enum { ADJ_OK = 0, ADJ_ASYMMETRIC, ADJ_RANGE, ADJ_INTERRUPTED };
+int gc_adjacency_check(const double *A, size_t n, double lo, double tol, int nthreads,
+                       const gc_host *host, int *na);
+
 /* GPU (cuda/tom.cu): open() takes the device memory of the n x n
  * adjacency (*dev_a, leading dimension n, float when single) on 'device';
- * it is filled by the correlation engine (SINK_DENSE_DEVICE) or upload();
+ * it is filled by the correlation engine (SINK_DENSE_DEVICE) or upload()
+ * (in chunks, with Ctrl-C between them);
  * run() makes the TOM into sink; close() frees all. */
 typedef struct gc_tom_dev gc_tom_dev;
 int gc_tom_cuda_open(size_t n, int device, int single, double gpu_memory,
                      gc_tom_dev **hp, void **dev_a, char *msg, size_t msgcap);
-int gc_tom_cuda_upload(gc_tom_dev *h, const double *A, char *msg, size_t msgcap);
+int gc_tom_cuda_upload(gc_tom_dev *h, const double *A, const gc_host *host, char *msg,
+                       size_t msgcap);
 int gc_tom_cuda_run(gc_tom_dev *h, const gc_tom_args *ta, const gc_sink *sink,
                     gc_host *host, size_t *nbad, char *msg, size_t msgcap);
 void gc_tom_cuda_close(gc_tom_dev *h);

@@ -235,6 +235,10 @@ static int run(const gc_apsp_job *job, gc_host *host, char *msg, size_t msgcap)
     for (size_t p = 0; p < np; p++) {
         size_t j0 = p * pc, j1 = j0 + pc < n ? j0 + pc : n, b = p & 1;
         if (p >= 2) CU(cudaEventSynchronize(ev[b]));
+        if (gc_host_interrupted(host)) {   /* Ctrl-C between the panels */
+            status = GPUCOR_ERR_INTERRUPT;
+            goto cleanup;
+        }
         if (gc_apsp_fill(&job->src, j0, j1, pin[b], N, is_float, nt)) {
             *job->bad = 1;
             snprintf(msg, msgcap, "negative length");

@@ -234,7 +234,8 @@ extern "C" void gc_hclust_cuda_close(gc_hclust_dev *h)
 }
 
 extern "C" int gc_hclust_cuda_upload(gc_hclust_dev *h, const double *d, int nthreads,
-                                     int *bad, size_t *at_k, char *msg, size_t msgcap)
+                                     const gc_host *host, int *bad, size_t *at_k, char *msg,
+                                     size_t msgcap)
 {
     int status = GPUCOR_OK;
     size_t len = dist_len(h->n), elt = h->single ? sizeof(float) : sizeof(double);
@@ -251,6 +252,13 @@ extern "C" int gc_hclust_cuda_upload(gc_hclust_dev *h, const double *d, int nthr
         size_t cnt = len - k0 < chunk ? len - k0 : chunk;
         int b = (int) (c & 1);
         if (c >= 2) CU(cudaEventSynchronize(ev[b]));
+        /* Ctrl-C between the chunks (a 30000-object 'dist' is 3.6 GB) */
+        if (gc_host_interrupted(host)) {
+            snprintf(msg, msgcap, "interrupted");
+            status = GPUCOR_ERR_INTERRUPT;
+            goto cleanup;
+        }
+        if (host->progress) host->progress(host->progress_ctx, (double) k0 / (double) len);
         size_t f = gc_hclust_stage(d + k0, cnt, pin[b], h->single, nthreads);
         if (f < cnt) {
             *bad = 1;
@@ -390,7 +398,7 @@ static int run(gc_hclust_dev *h, int method, const double *members, gc_hclust_me
                     }
                     if (host->progress)
                         host->progress(host->progress_ctx,
-                                       (double) hmerges[1 - b] / (double) (n - 1));
+                                       gc_hclust_chain_done((size_t) hmerges[1 - b], n));
                 }
             }
             r++;

@@ -435,7 +435,9 @@ extern "C" int gc_prune_cuda(const gc_prune_dev_job *job, gc_host *host, char *m
     /* ARACNE's tiles want N a multiple of their side; CLR and MRNET no padding */
     const size_t N = aracne ? (n + BS - 1) / BS * BS : n;
     const int nt = o->nthreads > 0 ? o->nthreads : 1;
-    const double p_mi = job->prep ? 0.5 : 0;   /* the share of the progress the MI takes */
+    /* the bar: the MI (from x; half the work, about), then the pruning */
+    const int npass = job->prep ? 2 : 1;
+    const char *step = aracne ? "ARACNE" : job->algo == PRUNE_CLR ? "CLR" : "MRNET";
     int dev = o->ndevices > 0 ? o->devices[0] : 0, prev = -1, maxmin = 1;
     int flags[2] = {0, 0};
     cudaStream_t st = NULL;
@@ -475,7 +477,8 @@ extern "C" int gc_prune_cuda(const gc_prune_dev_job *job, gc_host *host, char *m
     CU(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     DALLOC(D, N * N * sizeof(double), "the mutual information");
     if (job->prep) {
-        status = gc_knnmi_cuda_fill(job->prep, D, N, st, scratch, host, 0, p_mi, msg, msgcap);
+        gc_progress_pass(host, "mutual information", 1, 2, 0.5);
+        status = gc_knnmi_cuda_fill(job->prep, D, N, st, scratch, host, 0, 1, msg, msgcap);
         if (status != GPUCOR_OK) goto cleanup;
         /* gpu_knnmi() gives NaN for a variable whose mean or sd overflows,
          * which the host path refuses; negative estimates decide ARACNE's
@@ -494,9 +497,20 @@ extern "C" int gc_prune_cuda(const gc_prune_dev_job *job, gc_host *host, char *m
         }
         maxmin = job->eta == 1 || !flags[1];
     } else {
-        CU(cudaMemcpy2DAsync(D, N * sizeof(double), job->mi, n * sizeof(double),
-                             n * sizeof(double), n, cudaMemcpyHostToDevice, st));
+        /* the host's mi up in chunks of columns, with Ctrl-C between them */
+        size_t per = GC_COPY_CHUNK / ((n ? n : 1) * sizeof(double)) + 1;
+        for (size_t j0 = 0; j0 < n; j0 += per) {
+            if (gc_host_interrupted(host)) {
+                status = GPUCOR_ERR_INTERRUPT;
+                goto cleanup;
+            }
+            CU(cudaMemcpy2DAsync(D + j0 * N, N * sizeof(double), job->mi + j0 * n,
+                                 n * sizeof(double), n * sizeof(double),
+                                 n - j0 < per ? n - j0 : per, cudaMemcpyHostToDevice, st));
+            CU(cudaStreamSynchronize(st));
+        }
     }
+    gc_progress_pass(host, step, npass, npass, 0);
     status = stage_open(&sg, n, o->gpu_panel, msg, msgcap);
     if (status != GPUCOR_OK) goto cleanup;
 
@@ -506,7 +520,7 @@ extern "C" int gc_prune_cuda(const gc_prune_dev_job *job, gc_host *host, char *m
         if (n >= 3) {
             aracne_prep<<<1024, 256, 0, st>>>(D, N, n);
             LAUNCHED("aracne_prep");
-            status = aracne_decide(D, N, n, maxmin, job->eps, job->eta, dmask, st, host, p_mi,
+            status = aracne_decide(D, N, n, maxmin, job->eps, job->eta, dmask, st, host, 0,
                                    1, msg, msgcap);
             if (status != GPUCOR_OK) goto cleanup;
         }
@@ -541,8 +555,7 @@ extern "C" int gc_prune_cuda(const gc_prune_dev_job *job, gc_host *host, char *m
                 goto cleanup;
             }
             if (host->progress)
-                host->progress(host->progress_ctx,
-                               p_mi + (1 - p_mi) * (double) (b0 + cnt) / (double) n);
+                host->progress(host->progress_ctx, (double) (b0 + cnt) / (double) n);
         }
         gc_mrnet_symmetrize(job->out, n, nt);
     }

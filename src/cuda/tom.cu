@@ -204,35 +204,38 @@ cleanup:
     return status;
 }
 
-extern "C" int gc_tom_cuda_upload(gc_tom_dev *h, const double *A, char *msg, size_t msgcap)
+extern "C" int gc_tom_cuda_upload(gc_tom_dev *h, const double *A, const gc_host *host,
+                                  char *msg, size_t msgcap)
 {
     int status = GPUCOR_OK;
     size_t n = h->n, len = n * n;
+    /* in chunks (GC_COPY_CHUNK bytes of A), with Ctrl-C between them; floats
+     * through a host buffer */
+    size_t chunk = GC_COPY_CHUNK / sizeof(double), off;
+    float *tmp = NULL;
     CU(cudaSetDevice(h->dev));
-    if (!h->single) {
-        CU(cudaMemcpy(h->A, A, len * sizeof(double), cudaMemcpyHostToDevice));
-    } else {
-        /* floats, a column panel at a time */
-        size_t chunk = ((size_t) 16 << 20) / sizeof(float), off;
-        float *tmp = (float *) malloc(chunk * sizeof(float));
-        if (!tmp) {
-            snprintf(msg, msgcap, "out of host memory");
-            return GPUCOR_ERR_ALLOC;
+    if (h->single && !(tmp = (float *) malloc(chunk * sizeof(float)))) {
+        snprintf(msg, msgcap, "out of host memory");
+        return GPUCOR_ERR_ALLOC;
+    }
+    for (off = 0; off < len; off += chunk) {
+        size_t cnt = len - off < chunk ? len - off : chunk;
+        if (gc_host_interrupted(host)) {
+            snprintf(msg, msgcap, "interrupted");
+            status = GPUCOR_ERR_INTERRUPT;
+            goto cleanup;
         }
-        for (off = 0; off < len; off += chunk) {
-            size_t cnt = len - off < chunk ? len - off : chunk;
+        if (!h->single) {
+            CU(cudaMemcpy((double *) h->A + off, A + off, cnt * sizeof(double),
+                          cudaMemcpyHostToDevice));
+        } else {
             for (size_t e = 0; e < cnt; e++) tmp[e] = (float) A[off + e];
-            cudaError_t err = cudaMemcpy((float *) h->A + off, tmp, cnt * sizeof(float),
-                                         cudaMemcpyHostToDevice);
-            if (err != cudaSuccess) {
-                free(tmp);
-                status = gpucor_cuda_fail(msg, msgcap, "cudaMemcpy", err);
-                goto cleanup;
-            }
+            CU(cudaMemcpy((float *) h->A + off, tmp, cnt * sizeof(float),
+                          cudaMemcpyHostToDevice));
         }
-        free(tmp);
     }
 cleanup:
+    free(tmp);
     return status;
 }
 

@@ -67,6 +67,9 @@ typedef struct {
     int gpu;             /* run on the GPU */
     int single;          /* GPU arithmetic in float */
     int progress;        /* a progress bar for long runs */
+    double progress_delay;   /* seconds before the bar shows (2; tests 0) */
+    void *bar;           /* the bar of a loop of engine calls in R that
+                            this call is one step of (progress.c), or NULL */
     int profile;         /* attach stage timings / team size to the result */
     int nthreads;        /* CPU threads (engine, or the GPU's copy-out) */
     double gpu_memory;   /* bytes of device memory one call may use; <= 0: free */
@@ -95,13 +98,24 @@ typedef struct {
 typedef struct {
     const gc_opts *opts;
     gpucor_interrupt_fn interrupted;          /* nonzero: stop */
-    void (*progress)(void *ctx, double frac); /* may be NULL */
+    void (*progress)(void *ctx, double frac); /* may be NULL; frac of the pass */
+    /* a multi-pass driver names its passes (may be NULL): pass k of npass
+     * (from 1) is 'step' and takes the share 'weight' of the call's work
+     * (<= 0: an equal share of what is left); progress() then runs from 0
+     * to 1 within it.  Drivers call gc_progress_pass(), below. */
+    void (*pass)(void *ctx, const char *step, int k, int npass, double weight);
     void *progress_ctx;
     double seconds[3];                        /* out (GPU): waiting for the device,
                                                  committing into R memory, total */
     char note[512];                           /* out: a warning for the user
                                                  (a GPU that was left out) */
 } gc_host;
+
+static inline void gc_progress_pass(const gc_host *host, const char *step, int k, int npass,
+                           double weight)
+{
+    if (host->pass) host->pass(host->progress_ctx, step, k, npass, weight);
+}
 
 /* host, with options that name one GPU, 'device' (where a resident
  * operand lives: gpu_hclust's distances, gpu_tom's adjacency); o1 holds
@@ -325,6 +339,22 @@ void gc_dist_expand(const double *d, size_t n, double diag, double *out, int nth
  * nthreads: the lower half from the upper (lower nonzero), or the upper
  * from the lower. */
 void gc_mirror(double *a, size_t n, int lower, int nthreads);
+
+/* Copies of large inputs before the engine runs go in chunks of
+ * GC_COPY_CHUNK bytes with a check for Ctrl-C between them (host may be
+ * NULL: no check): a 30000-object 'dist' is 3.6 GB, 21 s to copy into
+ * fresh memory on the 2-core machine (page faults), where a 16 MiB chunk
+ * takes about 0.1 s; the check costs microseconds. */
+#define GC_COPY_CHUNK ((size_t) 16 << 20)
+static inline int gc_host_interrupted(const gc_host *host)
+{
+    return host && host->interrupted && host->interrupted();
+}
+/* dst's ncol columns (ld doubles apart) = src's (lds apart), nrow doubles
+ * each, on nthreads; GPUCOR_OK, or GPUCOR_ERR_INTERRUPT (dst partly
+ * written). */
+int gc_copy_columns(double *dst, size_t ld, const double *src, size_t lds, size_t nrow,
+                    size_t ncol, int nthreads, const gc_host *host);
 
 /* Bits of the float NaN that stands for NA in single-precision output. */
 #define GPUCOR_FLOAT_NA_BITS 0x7fc007a2u

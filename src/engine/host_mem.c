@@ -143,3 +143,20 @@ void gc_dist_expand(const double *d, size_t n, double diag, double *out, int nth
     }
     gc_mirror(out, n, 0, nthreads);
 }
+
+int gc_copy_columns(double *dst, size_t ld, const double *src, size_t lds, size_t nrow,
+                    size_t ncol, int nthreads, const gc_host *host)
+{
+    size_t per = GC_COPY_CHUNK / sizeof(double) / (nrow ? nrow : 1);
+    if (per < 1) per = 1;
+    for (size_t j0 = 0; j0 < ncol; j0 += per) {
+        size_t j1 = j0 + per < ncol ? j0 + per : ncol;
+        if (gc_host_interrupted(host)) return GPUCOR_ERR_INTERRUPT;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (j1 - j0 > 1)
+#endif
+        for (size_t j = j0; j < j1; j++) memcpy(dst + j * ld, src + j * lds, nrow * sizeof *dst);
+    }
+    (void) nthreads;
+    return GPUCOR_OK;
+}
