@@ -145,13 +145,18 @@ gpu_cor <- function(x, y = NULL, use = "everything",
     if (!is.null(r)) return(r)
     x <- sp
   }
-  # an input larger than a block is read in blocks of columns (R/blocks.R)
+  # an input on disk is read once when it fits the memory budget, else in
+  # blocks of columns (R/blocks.R); the other side, a container not read
+  # so, as a matrix
   bx <- if (isS4(x) && is.null(sp) && is.null(output)) .block_source(x, assay)
   by <- if (isS4(y) && is.null(output)) .block_source(y, assay)
   if (!is.null(bx) || !is.null(by)) {
-    r <- .blocked_cor(if (is.null(bx)) x else bx, if (is.null(by)) y else by, use,
-                      method, backend, precision, devices, verbose)
+    xs <- if (!is.null(bx)) bx else .as_input(x, "x", assay, TRUE)
+    ys <- if (!is.null(by)) by else .as_input(y, "y", assay, TRUE)
+    r <- .blocked_cor(xs, ys, use, method, backend, precision, devices, verbose)
     if (!is.null(r)) return(r)
+    x <- xs
+    y <- ys
   }
   inp <- .cor_input(x, y, use, method, assay)
   x <- inp$x; y <- inp$y; use_name <- inp$use; rows <- inp$rows; nobs <- inp$nobs

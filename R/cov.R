@@ -50,13 +50,18 @@ gpu_cov <- function(x, y = NULL, use = "everything",
                    .check_verbose(verbose), assay, TRUE, BPPARAM)
     if (!is.null(r)) return(r)
   }
-  # an input larger than a block is read in blocks of columns (R/blocks.R)
+  # an input on disk is read once when it fits the memory budget, else in
+  # blocks of columns (R/blocks.R); the other side, a container not read
+  # so, as a matrix
   bx <- if (isS4(x)) .block_source(x, assay)
   by <- if (isS4(y)) .block_source(y, assay)
   if (!is.null(bx) || !is.null(by)) {
-    r <- .blocked_cor(if (is.null(bx)) x else bx, if (is.null(by)) y else by, use,
-                      method, backend, precision, devices, verbose, cov = TRUE)
+    xs <- if (!is.null(bx)) bx else .as_input(x, "x", assay, TRUE)
+    ys <- if (!is.null(by)) by else .as_input(y, "y", assay, TRUE)
+    r <- .blocked_cor(xs, ys, use, method, backend, precision, devices, verbose, cov = TRUE)
     if (!is.null(r)) return(r)
+    x <- xs
+    y <- ys
   }
   x <- .as_input(x, "x", assay, TRUE)
   y <- .as_input(y, "y", assay, TRUE)

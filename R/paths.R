@@ -181,6 +181,7 @@ gpu_network_metrics <- function(w = NULL,
                 weights = wcode, threshold = thr, directed = FALSE,
                 precision = precision, verbose = verbose, devices = devices))
   }
+  w <- .on_disk_matrix(w)
   if (is.data.frame(w) || isS4(w)) w <- as.matrix(w)
   if (!is.matrix(w)) stop("'w' must be a square matrix or a 'dist'")
   if (!is.numeric(w) && !is.logical(w))

@@ -160,6 +160,7 @@ gpu_mrnet <- function(mi, x = NULL, k = 3, noise = 0,
   } else if (...length()) {
     stop("'...' goes to gpu_knnmi() with 'x', not with 'mi'", call. = FALSE)
   }
+  mi <- .on_disk_matrix(mi)
   if (is.data.frame(mi)) mi <- as.matrix(mi)
   if (!is.matrix(mi) || !is.numeric(mi))
     stop("'mi' must be a numeric matrix", call. = FALSE)

@@ -1165,20 +1165,36 @@ gpu_tom <- function(datExpr = NULL, weights = NULL, corType = "pearson",
 }
 
 # TOMsimilarity()'s checks of an adjacency, with clearer words; NA -> 0.
+# An on-disk one (a gpu_hdf5() result) is read into one double matrix
+# (.on_disk_matrix()); the checks go over blocks of columns, so no n x n
+# temporaries are made besides the matrix itself (and its copy with NA
+# made 0, where it has NA).
 .check_adjacency <- function(A, signed, what = "adjacency") {
+  A <- .on_disk_matrix(A)
   if (is.data.frame(A)) A <- as.matrix(A)
   if (!is.matrix(A)) stop(sprintf("'%s' must be a matrix", what), call. = FALSE)
   if (!(is.numeric(A) || is.logical(A))) stop(sprintf("'%s' must be numeric", what), call. = FALSE)
   if (nrow(A) != ncol(A))
     stop(sprintf("'%s' must be square, not %d x %d", what, nrow(A), ncol(A)), call. = FALSE)
   A <- .as_double_matrix(A)
-  if (length(A) && max(abs(A - t(A)), na.rm = TRUE) > 1e-12)
-    stop(sprintf("'%s' is not symmetric", what), call. = FALSE)
+  n <- ncol(A)
+  blocks <- if (n) lapply(seq(1L, n, by = max(1L, floor(2^24 / n))),
+                          function(s) s:min(n, s + max(1L, floor(2^24 / n)) - 1L))
+  for (b in blocks)
+    if (any(abs(A[, b, drop = FALSE] - t(A[b, , drop = FALSE])) > 1e-12, na.rm = TRUE))
+      stop(sprintf("'%s' is not symmetric", what), call. = FALSE)
   lo <- if (signed) -1 else 0
-  if (any(A < lo | A > 1, na.rm = TRUE))
-    stop(sprintf("'%s' has values outside [%g, 1]%s", what, lo,
-                 if (signed) "" else " (negative adjacencies need TOMType = \"signed\")"),
-         call. = FALSE)
-  A[is.na(A)] <- 0
+  for (b in blocks) {
+    a <- A[, b, drop = FALSE]
+    if (any(a < lo | a > 1, na.rm = TRUE))
+      stop(sprintf("'%s' has values outside [%g, 1]%s", what, lo,
+                   if (signed) "" else " (negative adjacencies need TOMType = \"signed\")"),
+           call. = FALSE)
+  }
+  if (anyNA(A)) for (b in blocks) {
+    a <- A[, b, drop = FALSE]
+    a[is.na(a)] <- 0
+    A[, b] <- a
+  }
   A
 }
