@@ -193,3 +193,65 @@ test_that("gpu_bicor(), gpu_cor_edges(), gpu_knn() of an on-disk input are the i
                      label = lab)
   }
 })
+
+test_that("the functions that take an n x n matrix take it on disk, read in blocks, as in memory", {
+  skip_if_not_installed("HDF5Array")
+  info <- new_seed()
+  # genes in three modules, so that the scale-free fit has a spread of
+  # connectivities to fit
+  f <- rmat(40, 3)
+  x <- f[, rep(1:3, length.out = 25)] + rmat(40, 25, dimnames = list(NULL, paste0("g", 1:25)))
+  a <- gpu_adjacency(x, power = 4, backend = "cpu")
+  a[3, 7] <- a[7, 3] <- NA                # no edge (TOM), 0 (WGCNA's checks)
+  s <- abs(gpu_cor(x, backend = "cpu"))
+  mi <- gpu_knnmi(x, backend = "cpu")
+  h5 <- function(m, cd) HDF5Array::writeHDF5Array(m, tempfile(fileext = ".h5"), "m",
+                                                  chunkdim = as.integer(cd), with.dimnames = TRUE)
+  same <- function(f, disk, mem, lab)
+    expect_identical(capture_conditions(f(disk)), capture_conditions(f(mem)), label = lab)
+  # the whole matrix a read, or one chunk of 6 x 4 (several reads a column)
+  for (bytes in c(8 * 25 * 25, 8 * 6 * 4)) for (cd in list(c(6, 4), c(25, 1))) {
+    local_reads(bytes, NULL)
+    lab <- sprintf("reads of %d bytes, chunks %s, %s", bytes, paste(cd, collapse = " x "), info)
+    ah <- h5(a, cd)
+    sh <- h5(s, cd)
+    mh <- h5(mi, cd)
+    same(function(v) gpu_tom(adjacency = v, backend = "cpu"), ah, a, paste("tom", lab))
+    same(function(v) gpu_tom(adjMat = v, TOMDenom = "mean", dist = TRUE, backend = "cpu"),
+         1 - (1 - ah), 1 - (1 - a), paste("tom, delayed", lab))
+    same(function(v) gpu_tom(adjacency = v, TOMType = "signed", backend = "cpu"),
+         2 * ah - 1, 2 * a - 1, paste("signed tom", lab))
+    same(function(v) gpu_soft_threshold(v, dataIsExpr = FALSE, powerVector = 1:6),
+         sh, s, paste("soft threshold", lab))
+    same(function(v) gpu_shortest_paths(v, "one_minus", threshold = 0.3, backend = "cpu"),
+         sh, s, paste("shortest paths", lab))
+    same(function(v) gpu_network_metrics(v, "one_minus", threshold = 0.3, backend = "cpu"),
+         sh, s, paste("network metrics", lab))
+    same(function(v) gpu_aracne_a(v, backend = "cpu"), mh, mi, paste("aracne.a", lab))
+    same(function(v) gpu_aracne_m(v, backend = "cpu"), mh, mi, paste("aracne.m", lab))
+    same(function(v) gpu_clr(v, backend = "cpu"), mh, mi, paste("clr", lab))
+    same(function(v) gpu_mrnet(v, backend = "cpu"), mh, mi, paste("mrnet", lab))
+  }
+  # errors as for the matrix in memory
+  local_reads(8 * 6 * 4, NULL)
+  asym <- s
+  asym[2, 9] <- 0.01
+  for (bad in list(s[, 1:5], asym, s + 1)) {
+    bh <- h5(bad, c(6, 4))
+    same(function(v) gpu_tom(adjacency = v, backend = "cpu"), bh, bad, "tom error")
+    same(function(v) gpu_shortest_paths(v, "one_minus", backend = "cpu"), bh, bad,
+         "shortest paths error")
+    same(function(v) gpu_clr(v, backend = "cpu"), bh, bad, "clr error")
+  }
+  # results written by gpu_hdf5() fed straight back
+  skip_if_not(gpucor:::.hdf5_ok(), "gpucor built without HDF5")
+  ao <- gpu_adjacency(x, power = 4, backend = "cpu",
+                      output = gpu_hdf5(tempfile(fileext = ".h5"), "adjacency"))
+  expect_identical(gpu_tom(adjacency = ao, backend = "cpu"),
+                   gpu_tom(adjacency = gpu_adjacency(x, power = 4, backend = "cpu"),
+                           backend = "cpu"))
+  r <- gpu_cor(x, output = gpu_hdf5(tempfile(fileext = ".h5"), "r"), backend = "cpu")
+  expect_identical(gpu_shortest_paths(abs(r), "one_minus", threshold = 0.3, backend = "cpu"),
+                   gpu_shortest_paths(abs(gpu_cor(x, backend = "cpu")), "one_minus",
+                                      threshold = 0.3, backend = "cpu"))
+})
