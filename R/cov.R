@@ -24,9 +24,9 @@
 #'
 #' @param x,y as for [gpu_cor()], except that a sparse `Matrix` is read
 #'   into a dense matrix.  A `DelayedArray`/`HDF5Array` or `big.matrix`
-#'   larger than DelayedArray's block size is read in blocks of whole
-#'   columns, as by [gpu_cor()], each block pair's covariances computed as
-#'   here.
+#'   is read as by [gpu_cor()]: once, in whole chunks of its file, when it
+#'   fits the memory budget (option `gpucor.block_memory`), else in blocks
+#'   of whole columns, each block pair's covariances computed as here.
 #' @inheritParams gpu_cor
 #' @return As [stats::cov()]: a matrix of covariances, or a single number
 #'   when `x` and `y` are both vectors.

@@ -59,7 +59,11 @@
 #' `mi` is `gpu_knnmi(x, ...)` in host memory first.
 #'
 #' @param mi a symmetric numeric matrix (or data frame) of mutual
-#'   information, such as `parmigene::knnmi.all()` or `gpu_knnmi()` make.
+#'   information, such as `parmigene::knnmi.all()` or `gpu_knnmi()` make,
+#'   or such a matrix on disk (an `HDF5Matrix`, such as `gpu_knnmi(output =
+#'   gpu_hdf5(...))` writes, another `DelayedMatrix`, a
+#'   `bigmemory::big.matrix`), read in whole chunks of the file into the one
+#'   double matrix the engine is given.
 #'   May be left out when `x` is given.
 #' @param eps `gpu_aracne_a()`'s tolerance, a positive number (parmigene's
 #'   default 0.05).
