@@ -79,7 +79,8 @@
         blk <- if (delayed) DelayedArray::extract_array(v, list(r, cc))
                else if (inherits(v, "big.matrix")) v[r, cc, drop = FALSE]
                else as.matrix(v[r, cc, drop = FALSE])
-        out[r - i0, cc - j0] <- blk
+        # (whole columns without a row index: a faster assignment)
+        if (length(r) == nr) out[, cc - j0] <- blk else out[r - i0, cc - j0] <- blk
         .count_reads(1)
       }
   }
