@@ -70,6 +70,20 @@ gpu_info <- function() {
 #'     wait for the writer of a [gpu_hdf5()] output before the engine waits
 #'     (a size as for `gpucor.gpu_memory`; default 512 MiB).  The engine's
 #'     bands are kept for reuse up to this much.}
+#'   \item{`gpucor.block_memory`}{Bytes of an on-disk input (a
+#'     `DelayedArray` such as an `HDF5Matrix`, a `bigmemory::big.matrix`, or
+#'     a `SummarizedExperiment` holding one) that [gpu_cor()], [gpu_cov()]
+#'     and [gpu_dist()] hold dense at a time (a size as for
+#'     `gpucor.gpu_memory`).  An input that fits is read once, in reads of
+#'     whole chunks of the file, and computed as the same matrix in memory
+#'     would be; a larger one is read in blocks of columns (rows for
+#'     [gpu_dist()]) of half this size, two at a time, which reads each
+#'     block more than once (`verbose = TRUE` says how many reads).  The
+#'     engine's working copy of what it is given comes on top, as for an
+#'     input in memory.  Default (`NULL`): a quarter of the memory available
+#'     when the call starts (see `gpucor.memory_guard`), at most 2 GiB and
+#'     at least 64 MiB.  DelayedArray's block size
+#'     (`DelayedArray::setAutoBlockSize()`) is the size of one read.}
 #'   \item{`gpucor.bp_file_bytes`}{With `BPPARAM`, an input matrix of at
 #'     least this many bytes (a size as for `gpucor.gpu_memory`, or `Inf`
 #'     for never; default 8 MiB) reaches workers on this machine

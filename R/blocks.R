@@ -1,11 +1,118 @@
-# gpu_cor() of an input larger than one block -- a DelayedArray (HDF5Array
-# and friends), a big.matrix, or a SummarizedExperiment holding a
-# DelayedArray -- without making it dense whole: whole columns are read in
-# blocks of DelayedArray's block size (DelayedArray::getAutoBlockSize(),
-# 100 MB unless set), and the result is made block pair by block pair, so
-# at most two blocks of the input are dense at a time.  Whole columns make
-# every column's mean and spread exact as for the dense input; the
+# Inputs on disk or outside R's memory -- a DelayedArray (HDF5Array and
+# friends), a big.matrix, or a SummarizedExperiment holding a DelayedArray --
+# read at the disk's pace.  .read_dense() reads one rectangle of such an
+# input into one double matrix, in reads of whole chunks of the file
+# (chunkdim()) of at most DelayedArray's block size each, so every chunk is
+# decompressed once.  An input that fits the memory budget
+# (.read_budget(), option gpucor.block_memory) is read once and computed
+# as an in-memory matrix; gpu_cor() of a larger one makes the result block
+# pair by block pair from column blocks of half the budget (at most two
+# blocks dense at a time), and gpu_dist() from row blocks.  Whole columns
+# make every column's mean and spread exact as for the dense input; the
 # complete-case modes read the blocks once first to find the complete rows.
+
+# Bytes of an on-disk input held dense at a time: option
+# gpucor.block_memory, else a quarter of the memory available (Linux), at
+# most 2 GiB and no less than 64 MiB; 2 GiB where that is unknown.
+.read_budget <- function() {
+  v <- .opt("gpucor.block_memory")
+  if (!is.null(v)) return(max(v, 8))
+  a <- .mem_available()[[1L]]
+  if (is.na(a)) 2^31 else max(2^26, min(2^31, a / 4))
+}
+
+# The ranges lo..hi cut at most 'step' long, each ending on a boundary of
+# the grid of 'chunk' (from index 1) where it can: a read then covers whole
+# chunks.
+.grid_ranges <- function(lo, hi, step, chunk) {
+  out <- list()
+  s <- lo
+  while (s <= hi) {
+    e <- s - 1 + step
+    if (e < hi && (a <- (e %/% chunk) * chunk) >= s) e <- a
+    e <- min(e, hi)
+    out[[length(out) + 1L]] <- c(s, e)
+    s <- e + 1
+  }
+  out
+}
+
+# The rows 'rows' and columns 'cols' (ranges, NULL: all) of v, a 2-D
+# DelayedArray or big.matrix, as one double matrix with v's dimnames,
+# filled by reads of whole chunks of at most .block_bytes() each (a read
+# larger than that only where one chunk is): bands of whole chunk rows
+# across every column asked where one fits, else a row of chunks in groups
+# of columns.  Without chunk geometry (an in-memory seed, a contiguous
+# HDF5 dataset, a big.matrix: all column-major) groups of whole columns.
+# A DelayedArray of another type (character, complex) comes back as
+# as.matrix() makes it, for the caller's own checks to refuse.  Counts its
+# reads in .gpucor_state$reads (verbose messages, bench/hdf5_read.R).
+.read_dense <- function(v, rows = NULL, cols = NULL) {
+  delayed <- inherits(v, "DelayedArray")
+  if (is.null(rows)) rows <- seq_len(nrow(v))
+  if (is.null(cols)) cols <- seq_len(ncol(v))
+  if (delayed && !DelayedArray::type(v) %in% c("double", "integer", "logical"))
+    return(as.matrix(v[rows, cols, drop = FALSE]))
+  nr <- length(rows)
+  nc <- length(cols)
+  out <- matrix(0, nr, nc)
+  if (nr > 0L && nc > 0L) {
+    cd <- if (delayed) DelayedArray::chunkdim(v)
+    if (is.null(cd)) cd <- c(nrow(v), 1L)
+    cr <- min(cd[1L], nr)
+    B <- .block_bytes()
+    if (8 * as.double(cr) * nc <= B) {
+      h <- cd[1L] * max(1, floor(B / (8 * as.double(cd[1L]) * nc)))
+      w <- nc
+    } else {
+      h <- cd[1L]
+      w <- cd[2L] * max(1, floor(B / (8 * as.double(cr) * cd[2L])))
+    }
+    i0 <- rows[1L] - 1L
+    j0 <- cols[1L] - 1L
+    for (ri in .grid_ranges(rows[1L], rows[nr], h, cd[1L]))
+      for (cj in .grid_ranges(cols[1L], cols[nc], w, cd[2L])) {
+        r <- ri[1L]:ri[2L]
+        cc <- cj[1L]:cj[2L]
+        # (big.matrix's `[` gives a matrix; base::as.matrix does not see its
+        # S4 method from here)
+        blk <- if (delayed) DelayedArray::extract_array(v, list(r, cc))
+               else if (inherits(v, "big.matrix")) v[r, cc, drop = FALSE]
+               else as.matrix(v[r, cc, drop = FALSE])
+        # (whole columns without a row index: a faster assignment)
+        if (length(r) == nr) out[, cc - j0] <- blk else out[r - i0, cc - j0] <- blk
+        .count_reads(1)
+      }
+  }
+  dn <- dimnames(v)
+  if (!is.null(dn))
+    dimnames(out) <- list(if (!is.null(dn[[1L]])) dn[[1L]][rows],
+                          if (!is.null(dn[[2L]])) dn[[2L]][cols])
+  out
+}
+
+# An n x n (or any 2-D) input of the functions that take a matrix whole
+# (an adjacency, a weight or MI matrix): a DelayedArray (such as a
+# gpu_hdf5() result, or a delayed operation on one) or a big.matrix read
+# by .read_dense() into the one double matrix the engine is given, never
+# densified whole by as.matrix(); anything else as it is.
+.on_disk_matrix <- function(v) {
+  if (inherits(v, c("DelayedArray", "big.matrix")) && length(dim(v)) == 2L) .read_dense(v)
+  else v
+}
+
+# w rounded down to a multiple of v's chunk along dimension k, where it is
+# at least one chunk (a block of whole chunks decompresses each chunk once).
+.chunk_multiple <- function(w, v, k) {
+  cd <- if (inherits(v, "DelayedArray")) DelayedArray::chunkdim(v)
+  if (is.null(cd) || w < cd[k]) w else w %/% cd[k] * cd[k]
+}
+
+# The reads .read_dense() has made in this session (n = 0: just the count).
+.count_reads <- function(n = 0) {
+  k <- .gpucor_state$reads
+  .gpucor_state$reads <- (if (is.null(k)) 0 else k) + n
+}
 
 # The source to read in blocks, or NULL: as it is (gpu_dist()'s items in
 # rows), or with a SummarizedExperiment's features as columns (gpu_cor()'s
@@ -20,12 +127,16 @@
   if (inherits(x, c("DelayedArray", "big.matrix"))) x else NULL
 }
 
+# Bytes of one read of a file: DelayedArray's block size (100 MB unless
+# DelayedArray::setAutoBlockSize() was called).
 .block_bytes <- function()
   if (requireNamespace("DelayedArray", quietly = TRUE)) DelayedArray::getAutoBlockSize() else 1e8
 
 # The correlation matrix of x (and y) read in column blocks, or NULL when
-# both fit one block or a side is not a matrix (the caller then reads them
-# whole).  A side that is an ordinary matrix is cut into the same blocks.
+# the on-disk sides fit the budget together (.read_budget()) or a side is
+# not a matrix (the caller then reads them whole, once: .as_input()).  A
+# block is as wide as half the budget allows; a side that is an ordinary
+# matrix is cut into the same blocks.
 # cov: the covariances instead (gpu_cov() of each block pair; stats' zero-sd
 # rules and warning are cor()'s only).  BPPARAM: the block pairs are made by
 # BiocParallel's workers (.bp_tiles()), whatever the input's size.
@@ -37,15 +148,20 @@
   if (!is.null(y) && nrow(y) != n) stop("incompatible dimensions")
   p <- ncol(x)
   q <- if (is.null(y)) p else ncol(y)
-  w <- max(1, floor(.block_bytes() / (8 * max(n, 1))))
+  budget <- .read_budget()
+  w <- max(1, floor(budget / (16 * max(n, 1))))
   if (!is.null(BPPARAM)) {
     if (p == 0L || q == 0L || n < 2L) return(NULL)
     # at least two blocks a worker along x, so every worker has tiles
     nw <- BiocParallel::bpnworkers(BPPARAM)
     w <- min(w, max(1, ceiling(p / (2 * nw))))
-  } else if ((p <= w && q <= w) || n < 2L) {
+  } else if (8 * as.double(n) * (isS4(x) * p + (!is.null(y) && isS4(y)) * q) <= budget ||
+             n < 2L) {
     return(NULL)
   }
+  # blocks of whole chunks of x's file where a block is as wide as a chunk
+  w <- .chunk_multiple(w, x, 2L)
+  reads0 <- .count_reads()
   use_name <- .stats_use(use)
   read <- function(v, cols) .read_block(v, cols, NULL)
   cut <- function(m) lapply(seq(1, m, by = w), function(s) s:min(m, s + w - 1))
@@ -113,9 +229,10 @@
     }
   }
   if (verbose)
-    message(sprintf("%s: %d x %d blocks of up to %d columns, %.3f s",
-                    if (cov) "gpu_cov" else "gpu_cor", length(bx),
-                    length(by), w, proc.time()[["elapsed"]] - t0))
+    message(sprintf("%s: %d x %d blocks of up to %d columns (%s of memory), %.0f reads, %.3f s",
+                    if (cov) "gpu_cov" else "gpu_cor", length(bx), length(by), w,
+                    .fmt_bytes(budget), .count_reads() - reads0,
+                    proc.time()[["elapsed"]] - t0))
   .tiles_finish(r, zero_var, nafree, sd0, cx, cy)
 }
 
@@ -173,7 +290,7 @@
   r
 }
 
-# gpu_dist() of such an input (items in rows) larger than one block: whole
+# gpu_dist() of such an input (items in rows) larger than the budget: whole
 # rows are read in blocks (a distance needs every coordinate of its two
 # rows), and the 'dist' is made block pair by block pair, so at most two
 # blocks are dense at a time.  The engine has no distances between two
@@ -182,13 +299,15 @@
 # block once): about twice the arithmetic of one call on the whole input,
 # each pair with the same arithmetic as there.  Returns the packed
 # distances with gpu_dist()'s attributes "sd0" and "nonfinite", or NULL
-# when the input fits one block (the caller reads it whole).
+# when the input fits the budget (the caller reads it whole, once).
 .blocked_dist <- function(x, m, p, backend, precision, devices, verbose) {
   n <- nrow(x)
   k <- ncol(x)
-  w <- max(1, floor(.block_bytes() / (8 * max(k, 1))))
-  if (n <= w) return(NULL)
-  w <- min(w, 8192)       # two blocks' 'dist' (2w)^2 / 2 doubles: up to 1 GiB
+  budget <- .read_budget()
+  if (8 * as.double(n) * k <= budget) return(NULL)
+  w <- max(1, floor(budget / (16 * max(k, 1))))
+  w <- .chunk_multiple(min(w, 8192), x, 1L)   # two blocks' 'dist': up to 1 GiB
+  reads0 <- .count_reads()
   len <- as.double(n) * (n - 1) / 2
   .memory_guard(8 * (len + 2 * (2 * w)^2 + 4 * as.double(w) * (k + 4)),
                 sprintf("gpu_dist(): the 'dist' of %d rows", n),
@@ -197,7 +316,7 @@
   backend <- .dist_backend(backend, NULL, m, n, k, FALSE)
   blocks <- lapply(seq(1, n, by = w), function(s) s:min(n, s + w - 1))
   K <- length(blocks)
-  read <- function(b) .dist_input(x[blocks[[b]], , drop = FALSE], 1L)
+  read <- function(b) .dist_input(.read_dense(x, rows = blocks[[b]]), 1L)
   # where column i's pairs (i, j > i) start in the packed vector of size s
   start <- function(i, s) (i - 1) * s - i * (i - 1) / 2
   d <- numeric(len)
@@ -235,18 +354,19 @@
     }
   }
   if (verbose)
-    message(sprintf("gpu_dist: %d blocks of up to %d rows (%d pairs of blocks), %.3f s",
-                    K, w, K * (K - 1L) / 2L, proc.time()[["elapsed"]] - t0))
+    message(sprintf("gpu_dist: %d blocks of up to %d rows (%d pairs of blocks; %s of memory), %.0f reads, %.3f s",
+                    K, w, K * (K - 1L) / 2L, .fmt_bytes(budget), .count_reads() - reads0,
+                    proc.time()[["elapsed"]] - t0))
   if (sd0) attr(d, "sd0") <- TRUE
   if (nonfinite) attr(d, "nonfinite") <- TRUE
   d
 }
 
-# Columns [cols] of v (a matrix, DelayedArray or big.matrix) as a checked
-# double matrix, of the rows 'rows' (NULL: all).
+# Columns [cols] (a range) of v (a matrix, DelayedArray or big.matrix) as
+# a checked double matrix, of the rows 'rows' (NULL: all).
 .read_block <- function(v, cols, rows) {
-  b <- v[, cols, drop = FALSE]
-  m <- .as_double_matrix(.check_cor_input(if (is.matrix(b)) b else as.matrix(b), "x"))
+  b <- if (is.matrix(v)) v[, cols, drop = FALSE] else .read_dense(v, cols = cols)
+  m <- .as_double_matrix(.check_cor_input(b, "x"))
   if (is.null(rows)) m else m[rows, , drop = FALSE]
 }
 

@@ -150,8 +150,10 @@
 # variables of gpu_cor() (so the assay is transposed) and the items of
 # gpu_dist() (rows, as they are).  Matrix (sparse or dense), DelayedArray /
 # HDF5Array and bigmemory's big.matrix are read into a dense matrix, after
-# the memory guard (those larger than a block were read in blocks before
-# they got here: R/blocks.R).  Other S4
+# the memory guard (a 2-D DelayedArray or big.matrix by .read_dense(): in
+# reads of whole chunks into one double matrix; gpu_cor() and gpu_dist()
+# read those larger than the memory budget in blocks before they get here:
+# R/blocks.R).  Other S4
 # objects stop with their class named; everything else passes unchanged to
 # stats' own checks.
 .as_input <- function(x, what, assay, features_are_variables) {
@@ -176,9 +178,8 @@
                   sprintf("the dense copy of '%s' (a %s, %d x %d)", what, cls, nrow(x), ncol(x)),
                   paste("gpu_cor() and gpu_dist() read a DelayedArray or big.matrix",
                         "in blocks; pass a sparse matrix as one of those, or a subset."))
-    # big.matrix's as.matrix() is an S4 method base::as.matrix does not see
-    # from here; its `[` is
-    return(if (inherits(x, "big.matrix")) x[, , drop = FALSE] else as.matrix(x))
+    if (length(dim(x)) == 2L && !inherits(x, "Matrix")) return(.read_dense(x))
+    return(as.matrix(x))
   }
   .unknown_class(x, what)
 }

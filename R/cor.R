@@ -61,11 +61,19 @@
 #'   (more than 10 times the standard deviation, where the sparse formula
 #'   would lose digits), its dense copy is used.  A
 #'   `DelayedArray`/`HDF5Array` (or such an assay) or
-#'   `bigmemory::big.matrix` (as `x` or `y`) larger than DelayedArray's
-#'   block size (`DelayedArray::getAutoBlockSize()`, 100 MB by default) is
-#'   read in blocks of whole columns: the result is made block pair by block
-#'   pair and no more than two blocks are dense at a time.  Smaller ones, and
-#'   other `Matrix` classes, are read into a dense matrix first, after the
+#'   `bigmemory::big.matrix` (as `x` or `y`) is read in whole chunks of its
+#'   file (`chunkdim()`), reads of at most DelayedArray's block size
+#'   (`DelayedArray::getAutoBlockSize()`), each chunk once, into one double
+#'   matrix: the whole input when it fits the memory budget (option
+#'   `gpucor.block_memory`, by default a quarter of the memory available, at
+#'   most 2 GiB), so the call takes about the time of reading the file once
+#'   plus the call in memory; a larger one in blocks of whole columns of
+#'   half the budget, the result made block pair by block pair with no more
+#'   than two blocks dense at a time (each block is read once per pair it is
+#'   in: a file chunked by rows is then decompressed that many times, so
+#'   chunk by columns, or raise the budget).  Either way the values are
+#'   those of the same matrix in memory, bit for bit on the CPU engine.
+#'   Other `Matrix` classes are read into a dense matrix first, after the
 #'   memory check.
 #' @param y `NULL` (the default) or a vector, matrix or data frame with the
 #'   same number of rows as `x` (or an object of the classes `x` takes).
@@ -161,13 +169,18 @@ gpu_cor <- function(x, y = NULL, use = "everything",
     if (!is.null(r)) return(r)
     x <- sp
   }
-  # an input larger than a block is read in blocks of columns (R/blocks.R)
+  # an input on disk is read once when it fits the memory budget, else in
+  # blocks of columns (R/blocks.R); the other side, a container not read
+  # so, as a matrix
   bx <- if (isS4(x) && is.null(sp) && is.null(output)) .block_source(x, assay)
   by <- if (isS4(y) && is.null(output)) .block_source(y, assay)
   if (!is.null(bx) || !is.null(by)) {
-    r <- .blocked_cor(if (is.null(bx)) x else bx, if (is.null(by)) y else by, use,
-                      method, backend, precision, devices, verbose)
+    xs <- if (!is.null(bx)) bx else .as_input(x, "x", assay, TRUE)
+    ys <- if (!is.null(by)) by else .as_input(y, "y", assay, TRUE)
+    r <- .blocked_cor(xs, ys, use, method, backend, precision, devices, verbose)
     if (!is.null(r)) return(r)
+    x <- xs
+    y <- ys
   }
   inp <- .cor_input(x, y, use, method, assay)
   x <- inp$x; y <- inp$y; use_name <- inp$use; rows <- inp$rows; nobs <- inp$nobs

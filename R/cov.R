@@ -24,9 +24,9 @@
 #'
 #' @param x,y as for [gpu_cor()], except that a sparse `Matrix` is read
 #'   into a dense matrix.  A `DelayedArray`/`HDF5Array` or `big.matrix`
-#'   larger than DelayedArray's block size is read in blocks of whole
-#'   columns, as by [gpu_cor()], each block pair's covariances computed as
-#'   here.
+#'   is read as by [gpu_cor()]: once, in whole chunks of its file, when it
+#'   fits the memory budget (option `gpucor.block_memory`), else in blocks
+#'   of whole columns, each block pair's covariances computed as here.
 #' @inheritParams gpu_cor
 #' @return As [stats::cov()]: a matrix of covariances, or a single number
 #'   when `x` and `y` are both vectors.
@@ -50,13 +50,18 @@ gpu_cov <- function(x, y = NULL, use = "everything",
                    .check_verbose(verbose), assay, TRUE, BPPARAM)
     if (!is.null(r)) return(r)
   }
-  # an input larger than a block is read in blocks of columns (R/blocks.R)
+  # an input on disk is read once when it fits the memory budget, else in
+  # blocks of columns (R/blocks.R); the other side, a container not read
+  # so, as a matrix
   bx <- if (isS4(x)) .block_source(x, assay)
   by <- if (isS4(y)) .block_source(y, assay)
   if (!is.null(bx) || !is.null(by)) {
-    r <- .blocked_cor(if (is.null(bx)) x else bx, if (is.null(by)) y else by, use,
-                      method, backend, precision, devices, verbose, cov = TRUE)
+    xs <- if (!is.null(bx)) bx else .as_input(x, "x", assay, TRUE)
+    ys <- if (!is.null(by)) by else .as_input(y, "y", assay, TRUE)
+    r <- .blocked_cor(xs, ys, use, method, backend, precision, devices, verbose, cov = TRUE)
     if (!is.null(r)) return(r)
+    x <- xs
+    y <- ys
   }
   x <- .as_input(x, "x", assay, TRUE)
   y <- .as_input(y, "y", assay, TRUE)

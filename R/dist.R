@@ -63,12 +63,13 @@
 #'   "Orientation" in [gpucor] for every container).  A
 #'   `Matrix` is read into a dense matrix first (after the memory check).
 #'   A `DelayedArray`/`HDF5Array` or `bigmemory::big.matrix` (or such an
-#'   assay) is too when it fits DelayedArray's block size
-#'   (`DelayedArray::getAutoBlockSize()`); a larger one is read in blocks of
-#'   whole rows, and the distances are made block pair by block pair from
-#'   the rows of two blocks at a time (the pairs within the two blocks are
-#'   computed too, so this costs about twice the arithmetic; the values are
-#'   those of the whole input).
+#'   assay; `t()` of one for its columns) is read in whole chunks of its
+#'   file, each chunk once, into one double matrix when it fits the memory
+#'   budget (option `gpucor.block_memory`; see [gpu_cor()]); a larger one is
+#'   read in blocks of whole rows of half the budget, and the distances are
+#'   made block pair by block pair from the rows of two blocks at a time
+#'   (the pairs within the two blocks are computed too, so this costs about
+#'   twice the arithmetic; the values are those of the whole input).
 #' @param method the distance, one of `"euclidean"` (default), `"maximum"`,
 #'   `"manhattan"`, `"canberra"`, `"binary"`, `"minkowski"`,
 #'   `"correlation"`, `"abscorrelation"`, `"spearman"`, `"kendall"`,

@@ -45,7 +45,9 @@
 #'
 #' @param x a numeric matrix or data frame (or what [gpu_cor()] takes:
 #'   a `SummarizedExperiment`'s features are the variables; see
-#'   "Orientation" in [gpucor]).
+#'   "Orientation" in [gpucor]).  An on-disk `DelayedMatrix`/`HDF5Matrix`
+#'   or `big.matrix` is read once, in whole chunks of its file, into one
+#'   double matrix (after the memory check), whatever its size.
 #' @param y `NULL` or a matrix with the rows of `x`: pairs (column of `x`,
 #'   column of `y`).
 #' @param method `"pearson"`, `"spearman"`, `"kendall"` or `"bicor"` (WGCNA's
@@ -331,7 +333,8 @@ gpu_cor_edges <- function(x, y = NULL, use = "everything",
 #' says which ran.
 #'
 #' @param x a numeric matrix (rows are the items), or what [gpu_dist()]
-#'   takes.  A `SingleCellExperiment` gives the neighbours of its *cells*:
+#'   takes (an on-disk one is read once, in whole chunks of its file, into
+#'   one double matrix, whatever its size).  A `SingleCellExperiment` gives the neighbours of its *cells*:
 #'   `reducedDim(x, use.dimred)`, else `t(assay(x, assay))` (see
 #'   "Orientation" in [gpucor] for every container).
 #' @param k the number of neighbours, from 1 to `nrow(x) - 1` (to

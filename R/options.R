@@ -53,6 +53,9 @@
   gpucor.hdf5_buffer = list(default = 2^29, accepts = paste(
     "a non-negative number of bytes or a size string such as \"256 MiB\""),
     parse = .parse_size),
+  gpucor.block_memory = list(default = NULL, accepts = paste(
+    "a positive number of bytes or a size string such as \"4 GiB\"; NULL for automatic"),
+    parse = function(v) if (!is.null(b <- .parse_size(v)) && b > 0) b),
   gpucor.bp_file_bytes = list(default = 2^23, accepts = paste(
     "a non-negative number of bytes, a size string such as \"64 MiB\", or Inf"),
     parse = function(v) if (identical(v, Inf)) Inf else .parse_size(v)),

@@ -57,6 +57,11 @@
 #'
 #' @param w a square numeric matrix (or data frame, or a `Matrix` matrix)
 #'   of edge weights, a `dist` (an undirected graph), or an `igraph` graph.
+#'   An on-disk matrix (an `HDF5Matrix`, such as `gpu_cor(output =
+#'   gpu_hdf5(...))` writes, another `DelayedMatrix` such as `abs()` of one,
+#'   or a `bigmemory::big.matrix`) is read in whole chunks of the file,
+#'   blocks of DelayedArray's block size, into the one double matrix the
+#'   engine is given, never densified by `as.matrix()`.
 #' @param weights how values become lengths: `"distance"`, `"inverse"`,
 #'   `"neglog"` or `"one_minus"`; with an igraph graph also a numeric
 #'   vector of edge lengths, or `NA` (see igraph graphs).
@@ -181,6 +186,7 @@ gpu_network_metrics <- function(w = NULL,
                 weights = wcode, threshold = thr, directed = FALSE,
                 precision = precision, verbose = verbose, devices = devices))
   }
+  w <- .on_disk_matrix(w)
   if (is.data.frame(w) || isS4(w)) w <- as.matrix(w)
   if (!is.matrix(w)) stop("'w' must be a square matrix or a 'dist'")
   if (!is.numeric(w) && !is.logical(w))

@@ -68,7 +68,11 @@
 #' (`bench/README.md`).
 #'
 #' @param mi a symmetric numeric matrix (or data frame) of mutual
-#'   information, such as `parmigene::knnmi.all()` or `gpu_knnmi()` make.
+#'   information, such as `parmigene::knnmi.all()` or `gpu_knnmi()` make,
+#'   or such a matrix on disk (an `HDF5Matrix`, such as `gpu_knnmi(output =
+#'   gpu_hdf5(...))` writes, another `DelayedMatrix`, a
+#'   `bigmemory::big.matrix`), read in whole chunks of the file into the one
+#'   double matrix the engine is given.
 #'   May be left out when `x` is given.
 #' @param eps `gpu_aracne_a()`'s tolerance, a positive number (parmigene's
 #'   default 0.05).
@@ -169,6 +173,7 @@ gpu_mrnet <- function(mi, x = NULL, k = 3, noise = 0,
   } else if (...length()) {
     stop("'...' goes to gpu_knnmi() with 'x', not with 'mi'", call. = FALSE)
   }
+  mi <- .on_disk_matrix(mi)
   if (is.data.frame(mi)) mi <- as.matrix(mi)
   if (!is.matrix(mi) || !is.numeric(mi))
     stop("'mi' must be a numeric matrix", call. = FALSE)

@@ -102,7 +102,10 @@
 #'   columns), a numeric vector (one variable; the result is still a
 #'   matrix, as [WGCNA::bicor()]'s), or a
 #'   `SummarizedExperiment`/`ExpressionSet` (genes in rows: the
-#'   correlations are between genes; see "Orientation" in [gpucor]).
+#'   correlations are between genes; see "Orientation" in [gpucor]).  An
+#'   on-disk `DelayedMatrix`/`HDF5Matrix` or `big.matrix` is read once, in
+#'   whole chunks of its file, into one double matrix (after the memory
+#'   check), as [gpu_cor()] reads one that fits its memory budget.
 #' @param y `NULL`, or a matrix or vector with the rows of `x`.
 #' @param use `"all.obs"` or `"pairwise.complete.obs"` (may be
 #'   abbreviated).
@@ -760,7 +763,8 @@ gpu_adjacency <- function(datExpr, selectCols = NULL, type = "unsigned",
 #' @param data expression data (samples in rows, genes in columns: a
 #'   matrix, data frame, or `SummarizedExperiment`/`ExpressionSet` with
 #'   genes in rows; see "Orientation" in [gpucor]), or with `dataIsExpr =
-#'   FALSE` a similarity matrix.
+#'   FALSE` a similarity matrix (also on disk, read as `gpu_tom()`'s
+#'   `adjacency` is).
 #' @param x the same as `data`, by name (gpucor's earlier name).
 #' @param dataIsExpr `TRUE` (expression data) or `FALSE` (a similarity).
 #' @param weights `NULL`, or WGCNA's weights of the observations (Pearson).
@@ -971,6 +975,12 @@ gpu_soft_threshold <- function(data, dataIsExpr = TRUE, weights = NULL, Rsquared
 #' @param dist `TRUE`: \eqn{1 - TOM} as a `dist` object.
 #' @param adjacency a square symmetric adjacency matrix with values in
 #'   \[0, 1\] (\[-1, 1\] for `TOMType = "signed"`); `NA` counts as 0.
+#'   An on-disk matrix (an `HDF5Matrix`, such as
+#'   `gpu_adjacency(output = gpu_hdf5(...))` writes, another `DelayedMatrix`,
+#'   or a `bigmemory::big.matrix`) is read in whole chunks of the file,
+#'   blocks of DelayedArray's block size, into the one double matrix the
+#'   engine is given (it must be whole for the TOM's products), never
+#'   densified by `as.matrix()`; the result is the matrix in memory's.
 #' @param maxPOutliers,quickCor,pearsonFallback bicor's options
 #'   ([gpu_bicor()]'s `quick` is `quickCor` here, as in WGCNA).
 #' @param backend,precision as for [gpu_cor()].
@@ -1170,7 +1180,12 @@ gpu_tom <- function(datExpr = NULL, weights = NULL, corType = "pearson",
 }
 
 # TOMsimilarity()'s checks of an adjacency, with clearer words; NA -> 0.
+# An on-disk one (a gpu_hdf5() result) is read into one double matrix
+# (.on_disk_matrix()); the checks go over blocks of columns, so no n x n
+# temporaries are made besides the matrix itself (and its copy with NA
+# made 0, where it has NA).
 .check_adjacency <- function(A, signed, what = "adjacency") {
+  A <- .on_disk_matrix(A)
   if (is.data.frame(A)) A <- as.matrix(A)
   if (!is.matrix(A)) stop(sprintf("'%s' must be a matrix", what), call. = FALSE)
   if (!(is.numeric(A) || is.logical(A))) stop(sprintf("'%s' must be numeric", what), call. = FALSE)

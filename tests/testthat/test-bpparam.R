@@ -109,9 +109,11 @@ test_that("tiles (BPPARAM, DelayedArray blocks): stats' zero-sd warning of the w
                            want, label = paste(class(bp), lab))
         if (requireNamespace("DelayedArray", quietly = TRUE)) {
           old <- DelayedArray::getAutoBlockSize()
-          suppressMessages(DelayedArray::setAutoBlockSize(8 * n * 2))   # 2 columns a block
-          got <- outcome(gpucor::gpu_cor(DelayedArray::DelayedArray(x), use = u, method = m,
-                                         backend = "cpu"))
+          suppressMessages(DelayedArray::setAutoBlockSize(8 * n * 2))
+          # 2 columns a block
+          got <- with_options(list(gpucor.block_memory = 2 * 8 * n * 2),
+                              outcome(gpucor::gpu_cor(DelayedArray::DelayedArray(x), use = u,
+                                                      method = m, backend = "cpu")))
           suppressMessages(DelayedArray::setAutoBlockSize(old))
           expect_identical(got, want, label = paste("DelayedArray blocks", lab))
         }

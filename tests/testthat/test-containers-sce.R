@@ -93,7 +93,11 @@ test_that("a DelayedArray assay of a SingleCellExperiment gives the cells, also 
   expect_identical(nocall(gpu_dist(sce, backend = "cpu")), nocall(want), info = info)
   # blocks of 7 cells: gpu_dist() reads the transposed assay in row blocks
   bs <- DelayedArray::getAutoBlockSize()
-  on.exit(suppressMessages(DelayedArray::setAutoBlockSize(bs)))
+  old <- options(gpucor.block_memory = 2 * 8 * 40 * 7)
+  on.exit({
+    options(old)
+    suppressMessages(DelayedArray::setAutoBlockSize(bs))
+  })
   suppressMessages(DelayedArray::setAutoBlockSize(8 * 40 * 7))
   expect_message(got <- gpu_dist(sce, backend = "cpu", verbose = TRUE), "blocks of up to 7 rows")
   expect_identical(attributes(nocall(got)), attributes(nocall(want)))

@@ -148,8 +148,9 @@ test_that("dgCMatrix: Kendall, NA and a named GPU backend use the dense columns"
   expect_equal(gpucor::gpu_cor(se, backend = "cpu"), stats::cor(as.matrix(m)), tolerance = 1e-12)
 })
 
-# Inputs larger than DelayedArray's block size are read in blocks of whole
-# columns (R/blocks.R); a tiny block size forces several blocks here.
+# Inputs larger than the memory budget (option gpucor.block_memory) are read
+# in blocks of whole columns (R/blocks.R); a tiny budget forces several
+# blocks here (and a tiny block size makes the reads small).
 test_that("DelayedArray, HDF5Array and big.matrix larger than a block: blocks agree with stats", {
   have <- c(DelayedArray = requireNamespace("DelayedArray", quietly = TRUE),
             HDF5Array = requireNamespace("HDF5Array", quietly = TRUE),
@@ -165,12 +166,12 @@ test_that("DelayedArray, HDF5Array and big.matrix larger than a block: blocks ag
   mn <- m
   mn[sample(length(mn), 15)] <- NA
   bs <- if (have[["DelayedArray"]]) DelayedArray::getAutoBlockSize() else NULL
-  old <- options(gpucor.memory_guard = TRUE)
+  # 3 columns a block (two blocks in the budget)
+  old <- options(gpucor.memory_guard = TRUE, gpucor.block_memory = 2 * 8 * n * 3)
   on.exit({
     options(old)
     if (!is.null(bs)) suppressMessages(DelayedArray::setAutoBlockSize(bs))
   })
-  # 3 columns a block (big.matrix uses the same size, or 1e8 without DelayedArray)
   if (have[["DelayedArray"]]) suppressMessages(DelayedArray::setAutoBlockSize(8 * n * 3))
   wrap <- list()
   for (d in list(m, mn)) {
@@ -261,13 +262,18 @@ test_that("gpu_dist() of a DelayedArray, HDF5Array, big.matrix or SummarizedExpe
   d[11, 3] <- Inf
   d[12, 1:5] <- NA                        # one coordinate left
   bs <- DelayedArray::getAutoBlockSize()
-  on.exit(suppressMessages(DelayedArray::setAutoBlockSize(bs)))
+  old <- options(gpucor.block_memory = NULL)
+  on.exit({
+    options(old)
+    suppressMessages(DelayedArray::setAutoBlockSize(bs))
+  })
   methods <- c("euclidean", "maximum", "manhattan", "canberra", "binary", "minkowski",
                "correlation", "abscorrelation", "spearman", "kendall", "cosine")
   backends <- c("cpu", if (isTRUE(as.vector(gpucor::gpu_available()))) "gpu")
   strip <- function(a) { a$call <- NULL; a }
   for (rows in c(1, 2, 3, 5)) {
     suppressMessages(DelayedArray::setAutoBlockSize(8 * k * rows))
+    options(gpucor.block_memory = 2 * 8 * k * rows)
     objs <- list(DelayedMatrix = DelayedArray::DelayedArray(d))
     if (have[["HDF5Array"]]) objs$HDF5Matrix <-
       HDF5Array::writeHDF5Array(d, tempfile(fileext = ".h5"), "m", with.dimnames = TRUE)
@@ -290,7 +296,7 @@ test_that("gpu_dist() of a DelayedArray, HDF5Array, big.matrix or SummarizedExpe
     }
   }
   expect_message(gpucor::gpu_dist(DelayedArray::DelayedArray(d), backend = "cpu", verbose = TRUE),
-                 "4 blocks of up to 5 rows (6 pairs of blocks)", fixed = TRUE)
+                 "4 blocks of up to 5 rows (6 pairs of blocks;", fixed = TRUE)
 })
 
 test_that("gpu_cov() of a DelayedArray or big.matrix larger than a block: blocks agree with stats::cov", {
@@ -306,8 +312,12 @@ test_that("gpu_cov() of a DelayedArray or big.matrix larger than a block: blocks
   mn[sample(length(mn), 12)] <- NA
   yy <- rmat(n, 4, dimnames = list(NULL, paste0("y", 1:4)))
   bs <- DelayedArray::getAutoBlockSize()
-  on.exit(suppressMessages(DelayedArray::setAutoBlockSize(bs)))
-  suppressMessages(DelayedArray::setAutoBlockSize(8 * n * 3))   # 3 columns a block
+  old <- options(gpucor.block_memory = 2 * 8 * n * 3)            # 3 columns a block
+  on.exit({
+    options(old)
+    suppressMessages(DelayedArray::setAutoBlockSize(bs))
+  })
+  suppressMessages(DelayedArray::setAutoBlockSize(8 * n * 3))
   for (d in list(m, mn)) for (method in c("pearson", "spearman", "kendall"))
     for (use in c("everything", "complete.obs", "pairwise.complete.obs")) {
       objs <- list(DelayedArray::DelayedArray(d))
