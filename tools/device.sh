@@ -10,7 +10,7 @@
 #                          [<file>-tests] [sanitize-<file>] [dist-file]
 #                          [sanitize-dist-file] [property] [classes32]
 #                          [reproducers-base] [cov] [sanitize-32] [sanitize-sinks]
-#                          [sanitize-mi] [modules] [sweep] [sweep-profile] [consensus] [neighbors] [neighbors-scale] [degree] [bct] [knn-ncu] [memcheck-neighbors] [modules-big]
+#                          [sanitize-mi] [modules] [sweep] [sweep-profile] [consensus] [neighbors] [neighbors-scale] [degree] [bct] [hdf5-read] [knn-ncu] [memcheck-neighbors] [modules-big]
 #                          [interrupt-copy] [progress-tmux]
 #   (bench-<part> runs "Rscript bench/gpu.R <part>", e.g. bench-na, bench-all;
 #   compare times the GPU cases of bench/compare_case.R with the build of
@@ -233,6 +233,14 @@ degree)
   Rscript bench/degree.R ${GPUCOR_BENCH_DEG:-} 2>&1 | tee "$OUT/degree.log" | tail -20
   kill $smi 2>/dev/null
   echo "peak device memory (MiB): $(sort -t, -k2 -n "$OUT/degree-mem.csv" | tail -1)" ;;
+hdf5-read)
+  # issue 37: on-disk inputs at the disk's pace (bench/hdf5_read.R), the GPU
+  # engine then the CPU engine of this machine; needs RBUNDLE=.rbundle-h
+  mkdir -p /tmp/h5bench
+  for b in gpu cpu; do
+    GPUCOR_BENCH_DIR=/tmp/h5bench BACKEND=$b BLOCKED=0 Rscript bench/hdf5_read.R 2>&1 \
+      | tee -a "$OUT/hdf5-read.log" | tail -12
+  done ;;
 bct)
   # issue 36: gpu_brain_metrics() on the machine's cores (bench/bct.R),
   # GPUCOR_BENCH_BCT="subjects regions ref_subjects" (default 1000 400 1)
