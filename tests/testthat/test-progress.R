@@ -103,10 +103,10 @@ test_that("gpu_cor, gpu_hclust, gpu_shortest_paths, gpu_cor_edges name their ste
 
 test_that("a loop of engine calls in R has one bar, labelled as the function", {
   skip_if_not_installed("DelayedArray")
-  # blocks of 100 columns
-  old <- DelayedArray::getAutoBlockSize()
-  suppressMessages(DelayedArray::setAutoBlockSize(8 * 60 * 100))
-  on.exit(suppressMessages(DelayedArray::setAutoBlockSize(old)), add = TRUE)
+  # blocks of 100 columns: a budget of two such blocks (an input within
+  # the budget is read once, without a loop)
+  old <- options(gpucor.block_memory = 2 * 8 * 60 * 100)
+  on.exit(options(old), add = TRUE)
   dx <- DelayedArray::DelayedArray(x)
   out <- bar_output(r <- gpucor::gpu_cor(dx, backend = "cpu"))
   st <- expect_bar(out, "gpu_cor", sprintf("blocks (%d/10)", 1:10), "gpu_cor(DelayedArray)")
