@@ -16,6 +16,15 @@
 #include "algo/degree.h"
 #include "output.h"
 
+/* The complete-case rows (0-based) R chose: each within x's n rows. */
+static void check_rows(SEXP rows, size_t n)
+{
+    if (isNull(rows)) return;
+    for (R_xlen_t k = 0; k < XLENGTH(rows); k++)
+        if (INTEGER(rows)[k] < 0 || (size_t) INTEGER(rows)[k] >= n)
+            error("'rows' out of range");
+}
+
 SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts, SEXP file)
 {
     int nprot = 0;
@@ -34,10 +43,7 @@ SEXP gpucor_cor(SEXP x, SEXP y, SEXP method, SEXP use, SEXP rows, SEXP opts, SEX
     if ((ms->prep & PREP_COV) && u != USE_PAIRWISE) error("invalid 'method' or 'use'");
     if (!isNull(rows) && u != USE_COMPLETE_OBS && u != USE_NA_OR_COMPLETE)
         error("'rows' is only for the complete-case modes");
-    if (!isNull(rows))
-        for (R_xlen_t k = 0; k < XLENGTH(rows); k++)
-            if (INTEGER(rows)[k] < 0 || (size_t) INTEGER(rows)[k] >= n)
-                error("'rows' out of range");
+    check_rows(rows, n);
     gc_opts o;
     gpucor_opts(opts, &o);
     const char *fun = o.fun[0] ? o.fun : "gpu_cor";
@@ -164,10 +170,7 @@ SEXP gpucor_degree(SEXP x, SEXP method, SEXP use, SEXP rows, SEXP cut, SEXP dens
     int u = gpucor_use_arg(use), abs_ = asLogical(absolute) == TRUE;
     double c = asReal(cut), d = asReal(density);
     if (c != c && d != d) error("internal error: give a cut or a density");
-    if (!isNull(rows))
-        for (R_xlen_t k = 0; k < XLENGTH(rows); k++)
-            if (INTEGER(rows)[k] < 0 || (size_t) INTEGER(rows)[k] >= n)
-                error("'rows' out of range");
+    check_rows(rows, n);
     gc_opts o;
     gpucor_opts(opts, &o);
     static const double unused[2] = {1, 2};
